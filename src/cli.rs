@@ -1,0 +1,128 @@
+//! The `jobwheel` command line: parses flags and starts the chosen mode.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{
+    resolve_migrate, AdminArgs, AdminSettings, ConfigError, ConfigFile, ExecutorArgs,
+    ExecutorSettings, MigrateArgs, StandaloneArgs, StandaloneSettings,
+};
+use crate::startup::Admin;
+use crate::store::{PoolSettings, Store};
+
+/// jobwheel: a distributed job scheduler, wire-compatible with XXL-JOB.
+#[derive(Parser, Debug)]
+#[command(
+    name = "jobwheel",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// TOML file with settings (keys are the flag names; [admin]/[executor] sections optional)
+    #[arg(long, global = true, env = "JOBWHEEL_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Mode to run; without one, `standalone`
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub standalone: StandaloneArgs,
+}
+
+/// The modes.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Admin plus an in-process executor with demo handlers (the default)
+    Standalone(StandaloneArgs),
+    /// The scheduling center: scheduler, web UI, REST API, executor API
+    Admin(AdminArgs),
+    /// A standalone executor for script jobs and the built-in handlers
+    Executor(ExecutorArgs),
+    /// Apply database migrations and exit
+    Migrate(MigrateArgs),
+}
+
+/// Entry point of the binary: exit code 0 on a clean stop, 2 for bad settings, 1 for failures.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let file = match &cli.config {
+        Some(path) => match ConfigFile::load(path) {
+            Ok(f) => f,
+            Err(e) => return config_failure(e),
+        },
+        None => ConfigFile::none(),
+    };
+    let command = cli.command.unwrap_or(Command::Standalone(cli.standalone));
+    match command {
+        Command::Standalone(args) => match StandaloneSettings::resolve(&args, &file) {
+            Ok(settings) => run(run_standalone(settings)),
+            Err(e) => config_failure(e),
+        },
+        Command::Admin(args) => match AdminSettings::resolve(&args, &file) {
+            Ok(settings) => run(run_admin(settings)),
+            Err(e) => config_failure(e),
+        },
+        Command::Executor(args) => match ExecutorSettings::resolve(&args, &file) {
+            Ok(settings) => run(run_executor(settings)),
+            Err(e) => config_failure(e),
+        },
+        Command::Migrate(args) => match resolve_migrate(&args, &file) {
+            Ok(url) => run(run_migrate(url)),
+            Err(e) => config_failure(e),
+        },
+    }
+}
+
+fn init_logging() {
+    let env = env_logger::Env::default().default_filter_or("info");
+    // a second init (tests calling main twice) is harmless
+    let _ = env_logger::Builder::from_env(env).try_init();
+}
+
+fn config_failure(e: ConfigError) -> ExitCode {
+    eprintln!("jobwheel: {e}");
+    ExitCode::from(2)
+}
+
+/// Runs a mode on an actix system; its error becomes one line and exit code 1.
+fn run<F>(mode: F) -> ExitCode
+where
+    F: std::future::Future<Output = Result<(), String>> + 'static,
+{
+    match actix_web::rt::System::new().block_on(mode) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("jobwheel: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run_admin(settings: AdminSettings) -> Result<(), String> {
+    let admin = Admin::build(&settings).await.map_err(|e| e.to_string())?;
+    admin.run_until_stopped().await.map_err(|e| e.to_string())
+}
+
+async fn run_standalone(settings: StandaloneSettings) -> Result<(), String> {
+    run_admin(settings.admin).await
+}
+
+async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
+    Err(format!(
+        "executor mode for app '{}' is not available in this build yet",
+        settings.app_name
+    ))
+}
+
+async fn run_migrate(url: String) -> Result<(), String> {
+    let store = Store::connect(&url, &PoolSettings::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    store.migrate().await.map_err(|e| e.to_string())?;
+    store.close().await;
+    println!("migrations applied ({})", store.backend().name());
+    Ok(())
+}

@@ -1,0 +1,785 @@
+//! Settings from flags, `JOBWHEEL_<FLAG>` environment variables and an optional TOML file.
+//!
+//! Precedence: flag, then environment, then the file (a `[admin]`/`[executor]` section before its
+//! top level), then the default. Values are validated here, once, so that a bad one ends the
+//! process with a single line naming it instead of failing later somewhere deep.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono_tz::Tz;
+use clap::Args;
+
+use crate::protocol::AdminProtocol;
+use crate::store::Backend;
+
+/// A setting that cannot be used, with a message naming it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// Default admin listen address (XXL-JOB's port).
+pub const DEFAULT_BIND: &str = "0.0.0.0:8080";
+/// Default database: an SQLite file beside the working directory.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/jobwheel.db";
+/// Default executor port (XXL-JOB's).
+pub const DEFAULT_EXECUTOR_PORT: u16 = 9999;
+/// Default folder of executor run logs.
+pub const DEFAULT_LOG_PATH: &str = "./data/joblogs";
+/// App name of the executor that runs inside `jobwheel standalone`.
+pub const LOCAL_APP_NAME: &str = "jobwheel-local";
+
+/// Flags of the admin (scheduling center).
+#[derive(Args, Debug, Clone, Default)]
+pub struct AdminArgs {
+    /// Address to listen on [default: 0.0.0.0:8080]
+    #[arg(long, env = "JOBWHEEL_BIND", value_name = "HOST:PORT")]
+    pub bind: Option<String>,
+    /// Database URL: sqlite://FILE, postgres://... or mysql://... [default: sqlite://./data/jobwheel.db]
+    #[arg(long, env = "JOBWHEEL_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Token executors must send in XXL-JOB-ACCESS-TOKEN (empty: no check)
+    #[arg(
+        long,
+        env = "JOBWHEEL_ACCESS_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub access_token: Option<String>,
+    /// Password of the 'admin' user, used on first start only [default: random, printed once]
+    #[arg(
+        long,
+        env = "JOBWHEEL_ADMIN_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    pub admin_password: Option<String>,
+    /// Days of run records to keep; 0 keeps them forever [default: 30]
+    #[arg(long, env = "JOBWHEEL_LOG_RETENTION_DAYS", value_name = "DAYS")]
+    pub log_retention_days: Option<String>,
+    /// Most dispatches in flight on the fast pool [default: 200]
+    #[arg(long, env = "JOBWHEEL_TRIGGER_POOL_FAST_MAX", value_name = "N")]
+    pub trigger_pool_fast_max: Option<String>,
+    /// Most dispatches in flight on the slow pool [default: 100]
+    #[arg(long, env = "JOBWHEEL_TRIGGER_POOL_SLOW_MAX", value_name = "N")]
+    pub trigger_pool_slow_max: Option<String>,
+    /// IANA time zone for cron expressions without their own [default: this machine's]
+    #[arg(long, env = "JOBWHEEL_TIMEZONE", value_name = "ZONE")]
+    pub timezone: Option<String>,
+}
+
+/// Flags of an executor.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ExecutorArgs {
+    /// Comma-separated admin base URLs, e.g. http://127.0.0.1:8080
+    #[arg(long, env = "JOBWHEEL_ADMIN_ADDRESSES", value_name = "URLS")]
+    pub admin_addresses: Option<String>,
+    /// App name this executor registers under
+    #[arg(long, env = "JOBWHEEL_APP_NAME", value_name = "NAME")]
+    pub app_name: Option<String>,
+    /// Address to register instead of http://IP:PORT/ (for NAT and containers)
+    #[arg(long, env = "JOBWHEEL_ADDRESS", value_name = "URL")]
+    pub address: Option<String>,
+    /// IP to register [default: this machine's first non-loopback address]
+    #[arg(long, env = "JOBWHEEL_IP", value_name = "IP")]
+    pub ip: Option<String>,
+    /// Port to listen on; 0 picks a free one [default: 9999]
+    #[arg(long, env = "JOBWHEEL_PORT", value_name = "PORT")]
+    pub port: Option<String>,
+    /// Token sent to and required from the admin (XXL-JOB-ACCESS-TOKEN)
+    #[arg(
+        long,
+        env = "JOBWHEEL_ACCESS_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub access_token: Option<String>,
+    /// Days of run log folders to keep; 0 keeps them forever [default: 30]
+    #[arg(long, env = "JOBWHEEL_LOG_RETENTION_DAYS", value_name = "DAYS")]
+    pub log_retention_days: Option<String>,
+    #[command(flatten)]
+    pub local: LocalExecutorArgs,
+    /// Admin protocol: v2 (XXL-JOB 2.4 to 3.4, array callbacks) or v3.5 (callbackList) [default: v2]
+    #[arg(long, env = "JOBWHEEL_ADMIN_PROTOCOL", value_name = "VERSION")]
+    pub admin_protocol: Option<String>,
+}
+
+/// Executor flags that also apply to the executor inside `jobwheel standalone`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LocalExecutorArgs {
+    /// Folder of run logs, script files and pending callbacks [default: ./data/joblogs]
+    #[arg(long, env = "JOBWHEEL_LOG_PATH", value_name = "DIR")]
+    pub log_path: Option<String>,
+    /// Seconds an idle job worker lives before it is reaped [default: 90]
+    #[arg(long, env = "JOBWHEEL_IDLE_TIMEOUT_SECS", value_name = "SECS")]
+    pub idle_timeout_secs: Option<String>,
+    /// Run script (GLUE) jobs: true or false [default: true]
+    #[arg(long, env = "JOBWHEEL_GLUE_ENABLED", value_name = "BOOL")]
+    pub glue_enabled: Option<String>,
+}
+
+/// Flags of `jobwheel standalone` (admin plus an in-process executor).
+#[derive(Args, Debug, Clone, Default)]
+pub struct StandaloneArgs {
+    #[command(flatten)]
+    pub admin: AdminArgs,
+    #[command(flatten)]
+    pub executor: LocalExecutorArgs,
+}
+
+/// Flags of `jobwheel migrate`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MigrateArgs {
+    /// Database URL: sqlite://FILE, postgres://... or mysql://... [default: sqlite://./data/jobwheel.db]
+    #[arg(long, env = "JOBWHEEL_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+}
+
+/// Every key a config file may hold, in any section.
+const KNOWN_KEYS: &[&str] = &[
+    "bind",
+    "database-url",
+    "access-token",
+    "admin-password",
+    "log-retention-days",
+    "trigger-pool-fast-max",
+    "trigger-pool-slow-max",
+    "timezone",
+    "admin-addresses",
+    "app-name",
+    "address",
+    "ip",
+    "port",
+    "log-path",
+    "idle-timeout-secs",
+    "glue-enabled",
+    "admin-protocol",
+];
+
+/// Which part of a config file a mode reads first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// `[admin]`
+    Admin,
+    /// `[executor]`
+    Executor,
+}
+
+impl Section {
+    fn name(self) -> &'static str {
+        match self {
+            Section::Admin => "admin",
+            Section::Executor => "executor",
+        }
+    }
+}
+
+/// A loaded `--config` file (or none). Keys are the flag names; `_` and `-` are interchangeable.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigFile {
+    path: Option<PathBuf>,
+    table: toml::Table,
+}
+
+impl ConfigFile {
+    /// No file: every lookup falls through to the default.
+    pub fn none() -> Self {
+        ConfigFile::default()
+    }
+
+    /// Reads and checks a TOML file; unknown keys are refused so that a typo is not silently ignored.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError(format!("cannot read config file '{}': {e}", path.display()))
+        })?;
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            ConfigError(format!(
+                "config file '{}' is not valid TOML: {}",
+                path.display(),
+                e.message()
+            ))
+        })?;
+        let file = ConfigFile {
+            path: Some(path.to_path_buf()),
+            table: normalize(table),
+        };
+        file.check_keys()?;
+        Ok(file)
+    }
+
+    fn describe(&self) -> String {
+        match &self.path {
+            Some(p) => format!("config file '{}'", p.display()),
+            None => "config file".to_string(),
+        }
+    }
+
+    fn check_keys(&self) -> Result<(), ConfigError> {
+        for (key, value) in &self.table {
+            if key == "admin" || key == "executor" {
+                let toml::Value::Table(section) = value else {
+                    return Err(ConfigError(format!(
+                        "'{key}' in {} must be a section ([{key}])",
+                        self.describe()
+                    )));
+                };
+                for inner in section.keys() {
+                    if !KNOWN_KEYS.contains(&inner.as_str()) {
+                        return Err(ConfigError(format!(
+                            "unknown key '{key}.{inner}' in {}",
+                            self.describe()
+                        )));
+                    }
+                }
+            } else if !KNOWN_KEYS.contains(&key.as_str()) {
+                return Err(ConfigError(format!(
+                    "unknown key '{key}' in {}",
+                    self.describe()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of `key` for `section`, as text (numbers and booleans spelled out, arrays comma-joined).
+    fn get(&self, section: Section, key: &str) -> Result<Option<String>, ConfigError> {
+        let in_section = self
+            .table
+            .get(section.name())
+            .and_then(|s| s.as_table())
+            .and_then(|s| s.get(key));
+        let Some(value) = in_section.or_else(|| self.table.get(key)) else {
+            return Ok(None);
+        };
+        let text = match value {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(s.clone()),
+                    other => Err(ConfigError(format!(
+                        "'{key}' in {} must list strings, found {other}",
+                        self.describe()
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+                .join(","),
+            other => {
+                return Err(ConfigError(format!(
+                    "'{key}' in {} has an unusable value {other}",
+                    self.describe()
+                )))
+            }
+        };
+        Ok(Some(text))
+    }
+}
+
+fn normalize(table: toml::Table) -> toml::Table {
+    table
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                toml::Value::Table(t) => toml::Value::Table(normalize(t)),
+                other => other,
+            };
+            (k.replace('_', "-"), v)
+        })
+        .collect()
+}
+
+/// One setting's raw text and where it came from, for error messages.
+struct Raw {
+    text: String,
+    origin: String,
+}
+
+/// Picks the flag/env value, else the file's, naming the origin for messages.
+fn pick(
+    flag: &Option<String>,
+    file: &ConfigFile,
+    section: Section,
+    key: &str,
+) -> Result<Option<Raw>, ConfigError> {
+    if let Some(text) = flag {
+        return Ok(Some(Raw {
+            text: text.clone(),
+            origin: format!("--{key}"),
+        }));
+    }
+    Ok(file.get(section, key)?.map(|text| Raw {
+        text,
+        origin: format!("'{key}' in {}", file.describe()),
+    }))
+}
+
+fn invalid(raw: &Raw, why: impl std::fmt::Display) -> ConfigError {
+    ConfigError(format!("invalid {} '{}': {why}", raw.origin, raw.text))
+}
+
+fn parse_number<T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy>(
+    raw: Option<Raw>,
+    default: T,
+    min: T,
+    max: T,
+) -> Result<T, ConfigError> {
+    let Some(raw) = raw else { return Ok(default) };
+    match raw.text.trim().parse::<T>() {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(invalid(
+            &raw,
+            format!("expected a whole number from {min} to {max}"),
+        )),
+    }
+}
+
+fn parse_bool(raw: Option<Raw>, default: bool) -> Result<bool, ConfigError> {
+    let Some(raw) = raw else { return Ok(default) };
+    match raw.text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(invalid(&raw, "expected true or false")),
+    }
+}
+
+fn non_empty(raw: Option<Raw>) -> Option<String> {
+    raw.map(|r| r.text.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
+/// Checks a database URL's scheme, naming the bad part.
+pub fn check_database_url(url: &str, origin: &str) -> Result<(), ConfigError> {
+    Backend::from_url(url)
+        .map(|_| ())
+        .map_err(|e| ConfigError(format!("invalid {origin}: {e}")))
+}
+
+fn database_url(raw: Option<Raw>) -> Result<String, ConfigError> {
+    match raw {
+        None => Ok(DEFAULT_DATABASE_URL.to_string()),
+        Some(raw) => {
+            let url = raw.text.trim().to_string();
+            check_database_url(&url, &raw.origin)?;
+            Ok(url)
+        }
+    }
+}
+
+/// The machine's IANA zone, or UTC when it cannot be told.
+pub fn machine_timezone() -> Tz {
+    iana_time_zone::get_timezone()
+        .ok()
+        .and_then(|name| name.parse::<Tz>().ok())
+        .unwrap_or(Tz::UTC)
+}
+
+/// Validated admin settings.
+#[derive(Debug, Clone)]
+pub struct AdminSettings {
+    /// Listen address.
+    pub bind: SocketAddr,
+    /// Database URL (scheme checked).
+    pub database_url: String,
+    /// Global executor token; `None` turns the check off.
+    pub access_token: Option<String>,
+    /// First-start password of the `admin` user.
+    pub admin_password: Option<String>,
+    /// Days of run records to keep; 0 keeps them forever.
+    pub log_retention_days: u32,
+    /// Fast dispatch pool in-flight limit.
+    pub trigger_pool_fast_max: usize,
+    /// Slow dispatch pool in-flight limit.
+    pub trigger_pool_slow_max: usize,
+    /// Default zone of cron expressions.
+    pub timezone: Tz,
+}
+
+impl AdminSettings {
+    /// Resolves flags/env over the file over defaults.
+    pub fn resolve(args: &AdminArgs, file: &ConfigFile) -> Result<Self, ConfigError> {
+        let s = Section::Admin;
+        let bind = match pick(&args.bind, file, s, "bind")? {
+            None => DEFAULT_BIND.parse().map_err(|_| {
+                ConfigError(format!("invalid built-in bind address {DEFAULT_BIND}"))
+            })?,
+            Some(raw) => parse_bind(&raw)?,
+        };
+        let timezone =
+            match pick(&args.timezone, file, s, "timezone")? {
+                None => machine_timezone(),
+                Some(raw) => raw.text.trim().parse::<Tz>().map_err(|_| {
+                    invalid(&raw, "not an IANA time zone name (e.g. Europe/Berlin)")
+                })?,
+            };
+        Ok(AdminSettings {
+            bind,
+            database_url: database_url(pick(&args.database_url, file, s, "database-url")?)?,
+            access_token: non_empty(pick(&args.access_token, file, s, "access-token")?),
+            admin_password: non_empty(pick(&args.admin_password, file, s, "admin-password")?),
+            log_retention_days: parse_number(
+                pick(&args.log_retention_days, file, s, "log-retention-days")?,
+                30,
+                0,
+                36_500,
+            )?,
+            trigger_pool_fast_max: parse_number(
+                pick(
+                    &args.trigger_pool_fast_max,
+                    file,
+                    s,
+                    "trigger-pool-fast-max",
+                )?,
+                200,
+                1,
+                100_000,
+            )?,
+            trigger_pool_slow_max: parse_number(
+                pick(
+                    &args.trigger_pool_slow_max,
+                    file,
+                    s,
+                    "trigger-pool-slow-max",
+                )?,
+                100,
+                1,
+                100_000,
+            )?,
+            timezone,
+        })
+    }
+}
+
+fn parse_bind(raw: &Raw) -> Result<SocketAddr, ConfigError> {
+    let text = raw.text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let (_, port) = text
+        .rsplit_once(':')
+        .ok_or_else(|| invalid(raw, "expected HOST:PORT, e.g. 0.0.0.0:8080"))?;
+    if port.parse::<u16>().is_err() {
+        return Err(invalid(raw, "the port must be a number from 0 to 65535"));
+    }
+    text.to_socket_addrs()
+        .map_err(|e| invalid(raw, e))?
+        .next()
+        .ok_or_else(|| invalid(raw, "the host name has no address"))
+}
+
+/// Validated settings of an executor's machinery shared by the standalone and executor modes.
+#[derive(Debug, Clone)]
+pub struct LocalExecutorSettings {
+    /// Folder of run logs, script files and pending callbacks.
+    pub log_path: PathBuf,
+    /// How long an idle job worker lives.
+    pub idle_timeout: Duration,
+    /// Whether script (GLUE) jobs may run.
+    pub glue_enabled: bool,
+}
+
+impl LocalExecutorSettings {
+    fn resolve(
+        args: &LocalExecutorArgs,
+        file: &ConfigFile,
+        s: Section,
+    ) -> Result<Self, ConfigError> {
+        Ok(LocalExecutorSettings {
+            log_path: non_empty(pick(&args.log_path, file, s, "log-path")?)
+                .unwrap_or_else(|| DEFAULT_LOG_PATH.to_string())
+                .into(),
+            idle_timeout: Duration::from_secs(parse_number(
+                pick(&args.idle_timeout_secs, file, s, "idle-timeout-secs")?,
+                90u64,
+                1,
+                86_400,
+            )?),
+            glue_enabled: parse_bool(pick(&args.glue_enabled, file, s, "glue-enabled")?, true)?,
+        })
+    }
+}
+
+/// Validated executor settings.
+#[derive(Debug, Clone)]
+pub struct ExecutorSettings {
+    /// Admin base URLs, tried in order.
+    pub admin_addresses: Vec<String>,
+    /// App name to register under.
+    pub app_name: String,
+    /// Address to register, overriding `http://ip:port/`.
+    pub address: Option<String>,
+    /// IP to register.
+    pub ip: Option<String>,
+    /// Listen port (0: any free port).
+    pub port: u16,
+    /// Shared token with the admin.
+    pub access_token: Option<String>,
+    /// Days of run log folders to keep; 0 keeps them forever.
+    pub log_retention_days: u32,
+    /// How callbacks and log requests are spelled for the admin.
+    pub admin_protocol: AdminProtocol,
+    /// Log path, idle timeout, glue switch.
+    pub local: LocalExecutorSettings,
+}
+
+impl ExecutorSettings {
+    /// Resolves flags/env over the file over defaults.
+    pub fn resolve(args: &ExecutorArgs, file: &ConfigFile) -> Result<Self, ConfigError> {
+        let s = Section::Executor;
+        let admin_addresses: Vec<String> =
+            non_empty(pick(&args.admin_addresses, file, s, "admin-addresses")?)
+                .map(|list| {
+                    list.split(',')
+                        .map(|a| a.trim().to_string())
+                        .filter(|a| !a.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+        for a in &admin_addresses {
+            if !(a.starts_with("http://") || a.starts_with("https://")) {
+                return Err(ConfigError(format!(
+                    "invalid admin address '{a}': it must start with http:// or https://"
+                )));
+            }
+        }
+        let app_name = non_empty(pick(&args.app_name, file, s, "app-name")?)
+            .unwrap_or_else(|| "jobwheel-executor".to_string());
+        if app_name.len() > 64 {
+            return Err(ConfigError(format!(
+                "invalid --app-name '{app_name}': at most 64 characters"
+            )));
+        }
+        let address = match pick(&args.address, file, s, "address")? {
+            Some(raw) if !raw.text.trim().is_empty() => {
+                let t = raw.text.trim();
+                if !(t.starts_with("http://") || t.starts_with("https://")) {
+                    return Err(invalid(&raw, "it must start with http:// or https://"));
+                }
+                Some(if t.ends_with('/') {
+                    t.to_string()
+                } else {
+                    format!("{t}/")
+                })
+            }
+            _ => None,
+        };
+        let ip = match pick(&args.ip, file, s, "ip")? {
+            Some(raw) if !raw.text.trim().is_empty() => {
+                raw.text
+                    .trim()
+                    .parse::<std::net::IpAddr>()
+                    .map_err(|_| invalid(&raw, "not an IP address"))?;
+                Some(raw.text.trim().to_string())
+            }
+            _ => None,
+        };
+        let admin_protocol = match pick(&args.admin_protocol, file, s, "admin-protocol")? {
+            None => AdminProtocol::V2,
+            Some(raw) => AdminProtocol::parse(raw.text.trim())
+                .ok_or_else(|| invalid(&raw, "expected v2 or v3.5"))?,
+        };
+        Ok(ExecutorSettings {
+            admin_addresses,
+            app_name,
+            address,
+            ip,
+            port: parse_number(
+                pick(&args.port, file, s, "port")?,
+                DEFAULT_EXECUTOR_PORT,
+                0,
+                u16::MAX,
+            )?,
+            access_token: non_empty(pick(&args.access_token, file, s, "access-token")?),
+            log_retention_days: parse_number(
+                pick(&args.log_retention_days, file, s, "log-retention-days")?,
+                30,
+                0,
+                36_500,
+            )?,
+            admin_protocol,
+            local: LocalExecutorSettings::resolve(&args.local, file, s)?,
+        })
+    }
+}
+
+/// Validated settings of `jobwheel standalone`.
+#[derive(Debug, Clone)]
+pub struct StandaloneSettings {
+    /// The admin.
+    pub admin: AdminSettings,
+    /// The in-process executor's machinery.
+    pub executor: LocalExecutorSettings,
+}
+
+impl StandaloneSettings {
+    /// Resolves flags/env over the file over defaults.
+    pub fn resolve(args: &StandaloneArgs, file: &ConfigFile) -> Result<Self, ConfigError> {
+        Ok(StandaloneSettings {
+            admin: AdminSettings::resolve(&args.admin, file)?,
+            executor: LocalExecutorSettings::resolve(&args.executor, file, Section::Admin)?,
+        })
+    }
+}
+
+/// The database URL of `jobwheel migrate`.
+pub fn resolve_migrate(args: &MigrateArgs, file: &ConfigFile) -> Result<String, ConfigError> {
+    database_url(pick(
+        &args.database_url,
+        file,
+        Section::Admin,
+        "database-url",
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> ConfigFile {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, text).unwrap();
+        ConfigFile::load(&path).unwrap()
+    }
+
+    #[test]
+    fn defaults_apply_without_flags_or_file() {
+        let s = AdminSettings::resolve(&AdminArgs::default(), &ConfigFile::none()).unwrap();
+        assert_eq!(s.bind.to_string(), "0.0.0.0:8080");
+        assert_eq!(s.database_url, DEFAULT_DATABASE_URL);
+        assert_eq!(s.log_retention_days, 30);
+        assert_eq!(s.trigger_pool_fast_max, 200);
+        assert_eq!(s.trigger_pool_slow_max, 100);
+        assert!(s.access_token.is_none());
+    }
+
+    #[test]
+    fn flags_beat_the_file_and_sections_beat_the_top_level() {
+        let f =
+            file("bind = '127.0.0.1:1'\nlog_retention_days = 7\n[admin]\nbind = '127.0.0.1:2'\n");
+        let s = AdminSettings::resolve(&AdminArgs::default(), &f).unwrap();
+        assert_eq!(s.bind.port(), 2);
+        assert_eq!(s.log_retention_days, 7);
+        let args = AdminArgs {
+            bind: Some("127.0.0.1:3".into()),
+            ..Default::default()
+        };
+        assert_eq!(AdminSettings::resolve(&args, &f).unwrap().bind.port(), 3);
+    }
+
+    #[test]
+    fn bad_values_name_the_setting_and_value() {
+        let args = AdminArgs {
+            database_url: Some("bogus://x".into()),
+            ..Default::default()
+        };
+        let err = AdminSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert!(
+            err.contains("--database-url") && err.contains("'bogus'"),
+            "{err}"
+        );
+
+        let args = ExecutorArgs {
+            port: Some("70000".into()),
+            ..Default::default()
+        };
+        let err = ExecutorSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert_eq!(
+            err,
+            "invalid --port '70000': expected a whole number from 0 to 65535"
+        );
+
+        let args = AdminArgs {
+            timezone: Some("Mars/Olympus".into()),
+            ..Default::default()
+        };
+        let err = AdminSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert!(err.contains("Mars/Olympus"), "{err}");
+
+        let args = AdminArgs {
+            bind: Some("0.0.0.0:99999".into()),
+            ..Default::default()
+        };
+        let err = AdminSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert!(err.contains("99999"), "{err}");
+    }
+
+    #[test]
+    fn file_values_are_named_by_key_and_file() {
+        let f = file("[executor]\nport = 123456\n");
+        let err = ExecutorSettings::resolve(&ExecutorArgs::default(), &f)
+            .unwrap_err()
+            .0;
+        assert!(err.starts_with("invalid 'port' in config file"), "{err}");
+        assert!(err.contains("123456"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_and_unreadable_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "bnid = 'x'\n").unwrap();
+        let err = ConfigFile::load(&path).unwrap_err().0;
+        assert!(err.contains("unknown key 'bnid'"), "{err}");
+        std::fs::write(&path, "[executor]\nprot = 1\n").unwrap();
+        let err = ConfigFile::load(&path).unwrap_err().0;
+        assert!(err.contains("'executor.prot'"), "{err}");
+        std::fs::write(&path, "bind = \n").unwrap();
+        let err = ConfigFile::load(&path).unwrap_err().0;
+        assert!(err.contains("not valid TOML"), "{err}");
+        let err = ConfigFile::load(&dir.path().join("missing.toml"))
+            .unwrap_err()
+            .0;
+        assert!(err.contains("cannot read config file"), "{err}");
+    }
+
+    #[test]
+    fn executor_settings_parse_lists_and_protocols() {
+        let args = ExecutorArgs {
+            admin_addresses: Some("http://a:8080, http://b:8080/xxl-job-admin".into()),
+            admin_protocol: Some("V3.5".into()),
+            address: Some("http://10.0.0.1:9999".into()),
+            ..Default::default()
+        };
+        let s = ExecutorSettings::resolve(&args, &ConfigFile::none()).unwrap();
+        assert_eq!(s.admin_addresses.len(), 2);
+        assert_eq!(s.admin_protocol, AdminProtocol::V35);
+        assert_eq!(s.address.as_deref(), Some("http://10.0.0.1:9999/"));
+        assert_eq!(s.port, 9999);
+        assert_eq!(s.local.idle_timeout, Duration::from_secs(90));
+        assert!(s.local.glue_enabled);
+
+        let args = ExecutorArgs {
+            admin_protocol: Some("v4".into()),
+            ..Default::default()
+        };
+        let err = ExecutorSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert_eq!(err, "invalid --admin-protocol 'v4': expected v2 or v3.5");
+
+        let args = ExecutorArgs {
+            admin_addresses: Some("localhost:8080".into()),
+            ..Default::default()
+        };
+        assert!(ExecutorSettings::resolve(&args, &ConfigFile::none()).is_err());
+    }
+
+    #[test]
+    fn file_arrays_join_into_lists() {
+        let f = file("admin-addresses = ['http://a', 'http://b']\nglue-enabled = false\n");
+        let s = ExecutorSettings::resolve(&ExecutorArgs::default(), &f).unwrap();
+        assert_eq!(s.admin_addresses, vec!["http://a", "http://b"]);
+        assert!(!s.local.glue_enabled);
+    }
+}

@@ -1,0 +1,5 @@
+//! The `jobwheel` binary; everything lives in the library.
+
+fn main() -> std::process::ExitCode {
+    jobwheel::cli::main()
+}

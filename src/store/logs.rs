@@ -1,0 +1,349 @@
+//! Trigger/run records (`job_log`).
+
+use std::str::FromStr;
+
+use super::dialect::{insert_returning_id, log_counts};
+use super::rows::{bind_params, Filter, Param, RowExt};
+use super::{on_pool, placeholders, Store, StoreError, StoreResult};
+use crate::model::{alarm_status, JobLog, LogCounts, NewLog, TriggerOutcome};
+
+const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
+    executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
+    handle_time, handle_code, handle_msg, alarm_status";
+
+/// A run's state as the log list filters it (XXL-JOB's `logStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogStatus {
+    /// Result 200.
+    Success,
+    /// The trigger or the run failed.
+    Fail,
+    /// Accepted by the executor, no result yet.
+    Running,
+}
+
+impl FromStr for LogStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "success" => Ok(LogStatus::Success),
+            "fail" => Ok(LogStatus::Fail),
+            "running" => Ok(LogStatus::Running),
+            other => Err(format!(
+                "unknown status '{other}'; allowed: success, fail, running"
+            )),
+        }
+    }
+}
+
+impl LogStatus {
+    fn condition(self) -> &'static str {
+        match self {
+            LogStatus::Success => "handle_code = 200",
+            LogStatus::Fail => "(trigger_code NOT IN (0, 200) OR handle_code NOT IN (0, 200))",
+            LogStatus::Running => "(trigger_code = 200 AND handle_code = 0)",
+        }
+    }
+}
+
+/// Filters and paging of the log list.
+#[derive(Debug, Clone, Default)]
+pub struct LogFilter {
+    /// Only this group.
+    pub job_group: Option<i32>,
+    /// Only this job.
+    pub job_id: Option<i32>,
+    /// Only runs in this state.
+    pub status: Option<LogStatus>,
+    /// Triggered at or after this time, epoch ms.
+    pub from: Option<i64>,
+    /// Triggered before this time, epoch ms.
+    pub to: Option<i64>,
+    /// Rows to skip.
+    pub offset: i64,
+    /// Most rows to return.
+    pub limit: i64,
+}
+
+impl LogFilter {
+    fn to_filter(&self) -> Filter {
+        let mut f = Filter::default();
+        if let Some(g) = self.job_group {
+            f.and("job_group = ?", Param::Int(g));
+        }
+        if let Some(j) = self.job_id {
+            f.and("job_id = ?", Param::Int(j));
+        }
+        if let Some(s) = self.status {
+            f.and_raw(s.condition());
+        }
+        if let Some(t) = self.from {
+            f.and("trigger_time >= ?", Param::Long(t));
+        }
+        if let Some(t) = self.to {
+            f.and("trigger_time < ?", Param::Long(t));
+        }
+        f
+    }
+}
+
+fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
+    let id = row.long("id")?;
+    Ok(JobLog {
+        id,
+        job_group: row.int("job_group")?,
+        job_id: row.int("job_id")?,
+        trigger_type: row
+            .text("trigger_type")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt {
+                table: "job_log",
+                id,
+                detail: format!("{e}"),
+            })?,
+        schedule_time: row.long("schedule_time")?,
+        executor_address: row.opt_text("executor_address")?,
+        executor_handler: row.opt_text("executor_handler")?,
+        executor_param: row.opt_text("executor_param")?,
+        executor_sharding_param: row.opt_text("executor_sharding_param")?,
+        executor_fail_retry_count: row.int("executor_fail_retry_count")?,
+        trigger_time: row.long("trigger_time")?,
+        trigger_code: row.int("trigger_code")?,
+        trigger_msg: row.opt_text("trigger_msg")?,
+        handle_time: row.long("handle_time")?,
+        handle_code: row.int("handle_code")?,
+        handle_msg: row.opt_text("handle_msg")?,
+        alarm_status: row.int("alarm_status")?,
+    })
+}
+
+fn ids_from_rows(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
+    rows.iter().map(|r| Ok(r.long("id")?)).collect()
+}
+
+impl Store {
+    /// Inserts a log row before the executor is called and returns its id (the `logId`).
+    pub async fn insert_log(&self, log: &NewLog) -> StoreResult<i64> {
+        Ok(insert_returning_id!(
+            self,
+            "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, trigger_time, trigger_code, \
+             handle_code, handle_time, executor_fail_retry_count, alarm_status) VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0, 0)",
+            |q| q
+                .bind(log.job_group)
+                .bind(log.job_id)
+                .bind(log.trigger_type.as_str())
+                .bind(log.schedule_time)
+                .bind(log.trigger_time)
+        )?)
+    }
+
+    /// Records what the executor answered to a trigger; false when the log is gone.
+    pub async fn set_trigger_outcome(&self, log_id: i64, o: &TriggerOutcome) -> StoreResult<bool> {
+        let sql = self.sql(
+            "UPDATE job_log SET trigger_code = ?, trigger_msg = ?, executor_address = ?, executor_handler = ?, \
+             executor_param = ?, executor_sharding_param = ?, executor_fail_retry_count = ? WHERE id = ?",
+        );
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(o.trigger_code)
+            .bind(&o.trigger_msg)
+            .bind(&o.executor_address)
+            .bind(&o.executor_handler)
+            .bind(&o.executor_param)
+            .bind(&o.executor_sharding_param)
+            .bind(o.executor_fail_retry_count)
+            .bind(log_id)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done > 0)
+    }
+
+    /// Stores a run's result once: true if this call recorded it, false when the log is unknown
+    /// or already has a result (a duplicate or late callback changes nothing).
+    /// A success needs no alarm, which keeps the failed-log scan's index small.
+    pub async fn complete_log(
+        &self,
+        log_id: i64,
+        handle_code: i32,
+        handle_msg: Option<&str>,
+        now: i64,
+    ) -> StoreResult<bool> {
+        let sql = self.sql(
+            "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
+             alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END \
+             WHERE id = ? AND handle_code = 0",
+        );
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(handle_code)
+            .bind(handle_msg)
+            .bind(now)
+            .bind(handle_code)
+            .bind(alarm_status::NOT_NEEDED)
+            .bind(log_id)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done > 0)
+    }
+
+    /// One log row by id.
+    pub async fn get_log(&self, id: i64) -> StoreResult<Option<JobLog>> {
+        let sql = self.sql(format!("SELECT {COLUMNS} FROM job_log WHERE id = ?"));
+        on_pool!(self, pool => match sqlx::query(&sql).bind(id).fetch_optional(pool).await? {
+            Some(row) => Ok(Some(log_from_row(&row)?)),
+            None => Ok(None),
+        })
+    }
+
+    /// A page of log rows, newest first, and the total count.
+    pub async fn list_logs(&self, filter: &LogFilter) -> StoreResult<(i64, Vec<JobLog>)> {
+        let f = filter.to_filter();
+        let where_clause = f.where_clause();
+        let count_sql = self.sql(format!("SELECT COUNT(*) AS n FROM job_log{where_clause}"));
+        let page_sql = self.sql(format!(
+            "SELECT {COLUMNS} FROM job_log{where_clause} ORDER BY id DESC LIMIT ? OFFSET ?"
+        ));
+        let mut page_params = f.params.clone();
+        page_params.push(Param::Long(filter.limit.max(0)));
+        page_params.push(Param::Long(filter.offset.max(0)));
+        on_pool!(self, pool => {
+            let total = bind_params!(sqlx::query(&count_sql), f.params).fetch_one(pool).await?.long("n")?;
+            let logs = bind_params!(sqlx::query(&page_sql), page_params)
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(log_from_row)
+                .collect::<StoreResult<Vec<_>>>()?;
+            Ok((total, logs))
+        })
+    }
+
+    /// Ids of failed runs not yet looked at by a fail monitor, oldest first.
+    pub async fn find_failed_log_ids(&self, limit: i64) -> StoreResult<Vec<i64>> {
+        let sql = self.sql(
+            "SELECT id FROM job_log WHERE alarm_status = 0 \
+             AND NOT ((trigger_code IN (0, 200) AND handle_code = 0) OR handle_code = 200) \
+             ORDER BY id LIMIT ?",
+        );
+        on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(limit).fetch_all(pool).await?))
+    }
+
+    /// Moves a log's alarm status from `from` to `to`; false if another admin moved it first.
+    pub async fn update_alarm_status(&self, log_id: i64, from: i32, to: i32) -> StoreResult<bool> {
+        let sql = self.sql("UPDATE job_log SET alarm_status = ? WHERE id = ? AND alarm_status = ?");
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(to)
+            .bind(log_id)
+            .bind(from)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done > 0)
+    }
+
+    /// Appends text to a log's trigger message (e.g. the retry note).
+    pub async fn append_trigger_msg(&self, log_id: i64, text: &str) -> StoreResult<bool> {
+        let current = self.get_log(log_id).await?;
+        let Some(log) = current else { return Ok(false) };
+        let msg = format!("{}{}", log.trigger_msg.unwrap_or_default(), text);
+        let sql = self.sql("UPDATE job_log SET trigger_msg = ? WHERE id = ?");
+        let done = on_pool!(self, pool => sqlx::query(&sql).bind(msg).bind(log_id).execute(pool).await?.rows_affected());
+        Ok(done > 0)
+    }
+
+    /// Ids of accepted runs with no result, triggered at or before `before`, whose executor
+    /// address is no longer registered.
+    pub async fn find_lost_log_ids(&self, before: i64, limit: i64) -> StoreResult<Vec<i64>> {
+        let sql = self.sql(
+            "SELECT l.id AS id FROM job_log l LEFT JOIN job_registry r ON l.executor_address = r.registry_value \
+             WHERE l.handle_code = 0 AND l.trigger_code = 200 AND l.trigger_time <= ? AND r.id IS NULL \
+             ORDER BY l.id LIMIT ?",
+        );
+        on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(before).bind(limit).fetch_all(pool).await?))
+    }
+
+    /// Ids of rows matching the filter (group/job/before-time), oldest first, for batched deletes.
+    /// With `keep_last`, the newest that many rows of the filter are never returned.
+    pub async fn find_log_ids_to_clear(
+        &self,
+        job_group: Option<i32>,
+        job_id: Option<i32>,
+        before: Option<i64>,
+        keep_last: Option<i64>,
+        limit: i64,
+    ) -> StoreResult<Vec<i64>> {
+        let mut f = Filter::default();
+        if let Some(g) = job_group {
+            f.and("job_group = ?", Param::Int(g));
+        }
+        if let Some(j) = job_id {
+            f.and("job_id = ?", Param::Int(j));
+        }
+        if let Some(t) = before {
+            f.and("trigger_time < ?", Param::Long(t));
+        }
+        if let Some(keep) = keep_last {
+            // the id of the oldest row to keep bounds what may go
+            let mut params = f.params.clone();
+            params.push(Param::Long(keep.max(0)));
+            let sql = self.sql(format!(
+                "SELECT id FROM job_log{} ORDER BY id DESC LIMIT 1 OFFSET ?",
+                f.where_clause()
+            ));
+            let boundary: Option<i64> = on_pool!(self, pool => match bind_params!(sqlx::query(&sql), params)
+                .fetch_optional(pool)
+                .await? {
+                Some(row) => Some(row.long("id")?),
+                None => None,
+            });
+            match boundary {
+                Some(id) => f.and("id <= ?", Param::Long(id)),
+                None => return Ok(Vec::new()),
+            }
+        }
+        let mut params = f.params.clone();
+        params.push(Param::Long(limit));
+        let sql = self.sql(format!(
+            "SELECT id FROM job_log{} ORDER BY id LIMIT ?",
+            f.where_clause()
+        ));
+        on_pool!(self, pool => ids_from_rows(&bind_params!(sqlx::query(&sql), params).fetch_all(pool).await?))
+    }
+
+    /// Deletes log rows by id; returns how many went.
+    pub async fn delete_logs(&self, ids: &[i64]) -> StoreResult<u64> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let sql = self.sql(format!(
+            "DELETE FROM job_log WHERE id IN ({})",
+            placeholders(ids.len())
+        ));
+        let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
+        let done = on_pool!(self, pool => bind_params!(sqlx::query(&sql), params).execute(pool).await?.rows_affected());
+        Ok(done)
+    }
+
+    /// Counts of runs triggered in `[from, to)`.
+    pub async fn count_logs(&self, from: i64, to: i64) -> StoreResult<LogCounts> {
+        let sql = self.sql(log_counts(self.backend()));
+        on_pool!(self, pool => {
+            let row = sqlx::query(&sql).bind(from).bind(to).fetch_one(pool).await?;
+            Ok(LogCounts { total: row.long("total")?, running: row.long("running")?, success: row.long("success")? })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_parse_and_name_bad_values() {
+        assert_eq!("running".parse::<LogStatus>().unwrap(), LogStatus::Running);
+        assert_eq!(
+            "done".parse::<LogStatus>().unwrap_err(),
+            "unknown status 'done'; allowed: success, fail, running"
+        );
+    }
+}

@@ -1,0 +1,354 @@
+//! Database access: the one place that holds SQL.
+//!
+//! One [`Store`] API over three backends, chosen by the URL scheme: SQLite (embedded default,
+//! one admin), PostgreSQL and MySQL/MariaDB (several admins sharing one database). Statements
+//! are written once with `?` placeholders where the dialects agree; [`dialect`] holds the ones
+//! that differ, one implementation per backend.
+
+use std::borrow::Cow;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+mod dialect;
+mod glue;
+mod groups;
+mod jobs;
+mod logs;
+mod registry;
+mod reports;
+mod rows;
+mod schedule;
+mod users;
+
+pub use jobs::JobFilter;
+pub use logs::{LogFilter, LogStatus};
+pub use schedule::{ScheduleTx, ScheduleUpdate};
+
+static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+static MYSQL_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/mysql");
+
+/// Errors of the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database URL cannot be used.
+    #[error("{0}")]
+    BadUrl(String),
+    /// The data folder of an SQLite database cannot be created.
+    #[error("cannot create data folder '{path}': {source}")]
+    DataFolder {
+        /// The folder.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The database answered with an error or could not be reached.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A migration failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored row holds a value the code cannot read.
+    #[error("corrupt row in {table} (id {id}): {detail}")]
+    Corrupt {
+        /// Table name.
+        table: &'static str,
+        /// Row id.
+        id: i64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A unique value (app name, username, ...) is already taken.
+    #[error("{0} already exists")]
+    Duplicate(String),
+}
+
+/// Result of a store call.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The database product behind a [`Store`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Embedded SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL or MariaDB.
+    MySql,
+}
+
+impl Backend {
+    /// The backend a database URL names, or a message naming the bad scheme.
+    pub fn from_url(url: &str) -> Result<Backend, StoreError> {
+        let Some((scheme, _)) = url.split_once(':') else {
+            return Err(StoreError::BadUrl(format!(
+                "database URL '{url}' has no scheme (expected sqlite:, postgres:// or mysql://)"
+            )));
+        };
+        match scheme.to_ascii_lowercase().as_str() {
+            "sqlite" => Ok(Backend::Sqlite),
+            "postgres" | "postgresql" => Ok(Backend::Postgres),
+            "mysql" | "mariadb" => Ok(Backend::MySql),
+            other => Err(StoreError::BadUrl(format!(
+                "unsupported database URL scheme '{other}' (expected sqlite, postgres or mysql)"
+            ))),
+        }
+    }
+
+    /// Lower-case name for logs and test names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+            Backend::MySql => "mysql",
+        }
+    }
+}
+
+/// Pool sizing and timeouts.
+#[derive(Debug, Clone)]
+pub struct PoolSettings {
+    /// Most connections open at once.
+    pub max_connections: u32,
+    /// How long a caller waits for a free connection.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        PoolSettings {
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+    MySql(MySqlPool),
+}
+
+/// Handle to the database; cheap to clone (it wraps a connection pool).
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) db: Db,
+}
+
+/// Runs the same body against whichever pool the store holds; `$pool` is bound to it.
+macro_rules! on_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.db {
+            $crate::store::Db::Sqlite($pool) => $body,
+            $crate::store::Db::Postgres($pool) => $body,
+            $crate::store::Db::MySql($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
+impl Store {
+    /// Connects to the database the URL names, creating an SQLite file and its folder if needed.
+    pub async fn connect(url: &str, settings: &PoolSettings) -> StoreResult<Store> {
+        let db = match Backend::from_url(url)? {
+            Backend::Sqlite => {
+                let options = SqliteConnectOptions::from_str(url)
+                    .map_err(|e| StoreError::BadUrl(format!("invalid SQLite URL '{url}': {e}")))?;
+                if let Some(parent) = options.get_filename().parent() {
+                    ensure_folder(parent)?;
+                }
+                let options = options
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .busy_timeout(Duration::from_secs(10));
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(settings.max_connections.clamp(1, 8))
+                    .acquire_timeout(settings.acquire_timeout)
+                    .connect_with(options)
+                    .await?;
+                Db::Sqlite(pool)
+            }
+            Backend::Postgres => {
+                let options = PgConnectOptions::from_str(url).map_err(|e| {
+                    StoreError::BadUrl(format!("invalid PostgreSQL URL '{url}': {e}"))
+                })?;
+                let pool = PgPoolOptions::new()
+                    .max_connections(settings.max_connections)
+                    .acquire_timeout(settings.acquire_timeout)
+                    .connect_with(options)
+                    .await?;
+                Db::Postgres(pool)
+            }
+            Backend::MySql => {
+                let url = mysql_url(url);
+                let options = MySqlConnectOptions::from_str(&url)
+                    .map_err(|e| StoreError::BadUrl(format!("invalid MySQL URL '{url}': {e}")))?;
+                let pool = MySqlPoolOptions::new()
+                    .max_connections(settings.max_connections)
+                    .acquire_timeout(settings.acquire_timeout)
+                    .connect_with(options)
+                    .await?;
+                Db::MySql(pool)
+            }
+        };
+        Ok(Store { db })
+    }
+
+    /// Applies the backend's pending migrations; a second run changes nothing.
+    pub async fn migrate(&self) -> StoreResult<()> {
+        match &self.db {
+            Db::Sqlite(pool) => SQLITE_MIGRATOR.run(pool).await?,
+            Db::Postgres(pool) => POSTGRES_MIGRATOR.run(pool).await?,
+            Db::MySql(pool) => MYSQL_MIGRATOR.run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// The database product behind this store.
+    pub fn backend(&self) -> Backend {
+        match &self.db {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+            Db::MySql(_) => Backend::MySql,
+        }
+    }
+
+    /// Answers when the database answers a trivial query.
+    pub async fn ping(&self) -> StoreResult<()> {
+        on_pool!(self, pool => { sqlx::query("SELECT 1").execute(pool).await?; });
+        Ok(())
+    }
+
+    /// Closes every connection; later calls fail.
+    pub async fn close(&self) {
+        on_pool!(self, pool => pool.close().await)
+    }
+
+    /// The statement in this backend's placeholder style (`?` is rewritten to `$n` for PostgreSQL).
+    pub(crate) fn sql<'a>(&self, sql: impl Into<Cow<'a, str>>) -> Cow<'a, str> {
+        let sql = sql.into();
+        match self.backend() {
+            Backend::Postgres => Cow::Owned(numbered_placeholders(&sql)),
+            _ => sql,
+        }
+    }
+}
+
+/// `mariadb://` is accepted as a synonym; the driver only knows `mysql://`.
+fn mysql_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => format!("mysql://{rest}"),
+        _ => url.to_string(),
+    }
+}
+
+fn ensure_folder(path: &Path) -> StoreResult<()> {
+    if path.as_os_str().is_empty() || path.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(path).map_err(|source| StoreError::DataFolder {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Rewrites `?` placeholders as `$1, $2, ...`; statements here never hold `?` inside literals.
+fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `?, ?, ?` with `n` placeholders, for `IN (...)` lists.
+pub(crate) fn placeholders(n: usize) -> String {
+    let mut s = String::with_capacity(n * 3);
+    for i in 0..n {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push('?');
+    }
+    s
+}
+
+/// Maps a unique-constraint violation to [`StoreError::Duplicate`] naming `what`.
+pub(crate) fn duplicate_as(err: sqlx::Error, what: impl FnOnce() -> String) -> StoreError {
+    if let sqlx::Error::Database(db) = &err {
+        if db.is_unique_violation() {
+            return StoreError::Duplicate(what());
+        }
+    }
+    StoreError::Database(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_schemes_pick_backends() {
+        assert_eq!(
+            Backend::from_url("sqlite://./data/x.db").unwrap(),
+            Backend::Sqlite
+        );
+        assert_eq!(
+            Backend::from_url("sqlite::memory:").unwrap(),
+            Backend::Sqlite
+        );
+        assert_eq!(
+            Backend::from_url("postgres://u@h/db").unwrap(),
+            Backend::Postgres
+        );
+        assert_eq!(
+            Backend::from_url("postgresql://u@h/db").unwrap(),
+            Backend::Postgres
+        );
+        assert_eq!(Backend::from_url("mysql://u@h/db").unwrap(), Backend::MySql);
+        assert_eq!(
+            Backend::from_url("mariadb://u@h/db").unwrap(),
+            Backend::MySql
+        );
+    }
+
+    #[test]
+    fn bad_schemes_are_named() {
+        let err = Backend::from_url("bogus://x").unwrap_err().to_string();
+        assert!(err.contains("'bogus'"), "{err}");
+        let err = Backend::from_url("nothing").unwrap_err().to_string();
+        assert!(err.contains("no scheme"), "{err}");
+    }
+
+    #[test]
+    fn placeholders_are_numbered_for_postgres() {
+        assert_eq!(
+            numbered_placeholders("UPDATE t SET a = ? WHERE id = ? AND b IN (?, ?)"),
+            "UPDATE t SET a = $1 WHERE id = $2 AND b IN ($3, $4)"
+        );
+        assert_eq!(placeholders(3), "?, ?, ?");
+        assert_eq!(placeholders(0), "");
+    }
+
+    #[test]
+    fn mariadb_scheme_is_rewritten() {
+        assert_eq!(mysql_url("mariadb://root@h/db"), "mysql://root@h/db");
+        assert_eq!(mysql_url("mysql://root@h/db"), "mysql://root@h/db");
+    }
+}

@@ -1,0 +1,95 @@
+//! Live executor registrations (`job_registry`).
+
+use super::dialect::upsert_registry;
+use super::rows::RowExt;
+use super::{on_pool, Store, StoreResult};
+use crate::model::Registration;
+
+fn registration_from_row(row: &impl RowExt) -> Result<Registration, sqlx::Error> {
+    Ok(Registration {
+        id: row.long("id")?,
+        registry_group: row.text("registry_group")?,
+        registry_key: row.text("registry_key")?,
+        registry_value: row.text("registry_value")?,
+        protocol: row.text("protocol")?,
+        update_time: row.long("update_time")?,
+    })
+}
+
+impl Store {
+    /// Records a heartbeat: inserts the registration or refreshes its time and protocol.
+    pub async fn upsert_registry(
+        &self,
+        group: &str,
+        key: &str,
+        value: &str,
+        protocol: &str,
+        now: i64,
+    ) -> StoreResult<()> {
+        let sql = self.sql(upsert_registry(self.backend()));
+        on_pool!(self, pool => { sqlx::query(&sql)
+            .bind(group)
+            .bind(key)
+            .bind(value)
+            .bind(protocol)
+            .bind(now)
+            .execute(pool)
+            .await?; });
+        Ok(())
+    }
+
+    /// Removes one registration (graceful executor shutdown); false when there was none.
+    pub async fn remove_registry(&self, group: &str, key: &str, value: &str) -> StoreResult<bool> {
+        let sql = self.sql(
+            "DELETE FROM job_registry WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
+        );
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(group)
+            .bind(key)
+            .bind(value)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done > 0)
+    }
+
+    /// Deletes registrations whose last heartbeat is older than `before`; returns how many.
+    pub async fn remove_dead_registry(&self, before: i64) -> StoreResult<u64> {
+        let sql = self.sql("DELETE FROM job_registry WHERE update_time < ?");
+        let done = on_pool!(self, pool => sqlx::query(&sql).bind(before).execute(pool).await?.rows_affected());
+        Ok(done)
+    }
+
+    /// Registrations with a heartbeat after `after`, ordered by key then address.
+    pub async fn find_live_registry(&self, after: i64) -> StoreResult<Vec<Registration>> {
+        let sql = self.sql(
+            "SELECT id, registry_group, registry_key, registry_value, protocol, update_time FROM job_registry \
+             WHERE update_time > ? ORDER BY registry_key, registry_value",
+        );
+        let rows = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(after)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(registration_from_row)
+            .collect::<Result<Vec<_>, _>>()?);
+        Ok(rows)
+    }
+
+    /// The live registration of one address, if any (to know which protocol it speaks).
+    pub async fn find_registration(
+        &self,
+        value: &str,
+        after: i64,
+    ) -> StoreResult<Option<Registration>> {
+        let sql = self.sql(
+            "SELECT id, registry_group, registry_key, registry_value, protocol, update_time FROM job_registry \
+             WHERE registry_value = ? AND update_time > ? ORDER BY update_time DESC LIMIT 1",
+        );
+        let row = on_pool!(self, pool => match sqlx::query(&sql).bind(value).bind(after).fetch_optional(pool).await? {
+            Some(row) => Some(registration_from_row(&row)?),
+            None => None,
+        });
+        Ok(row)
+    }
+}
