@@ -14,12 +14,7 @@ use crate::store::{PoolSettings, Store};
 
 /// jobwheel: a distributed job scheduler, wire-compatible with XXL-JOB.
 #[derive(Parser, Debug)]
-#[command(
-    name = "jobwheel",
-    version,
-    about,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "jobwheel", version, about)]
 pub struct Cli {
     /// TOML file with settings (keys are the flag names; [admin]/[executor] sections optional)
     #[arg(long, global = true, env = "JOBWHEEL_CONFIG", value_name = "FILE")]
@@ -55,7 +50,19 @@ pub fn main() -> ExitCode {
         },
         None => ConfigFile::none(),
     };
-    let command = cli.command.unwrap_or(Command::Standalone(cli.standalone));
+    let command = match cli.command {
+        None => Command::Standalone(cli.standalone),
+        Some(command) => {
+            // flags before a subcommand belong to standalone mode and would be silently lost
+            if has_standalone_flags(&cli.standalone) {
+                return config_failure(ConfigError(
+                    "mode flags must follow the subcommand, e.g. 'jobwheel admin --bind ...'"
+                        .to_string(),
+                ));
+            }
+            command
+        }
+    };
     match command {
         Command::Standalone(args) => match StandaloneSettings::resolve(&args, &file) {
             Ok(settings) => run(run_standalone(settings)),
@@ -74,6 +81,26 @@ pub fn main() -> ExitCode {
             Err(e) => config_failure(e),
         },
     }
+}
+
+fn has_standalone_flags(args: &StandaloneArgs) -> bool {
+    let a = &args.admin;
+    let e = &args.executor;
+    [
+        &a.bind,
+        &a.database_url,
+        &a.access_token,
+        &a.admin_password,
+        &a.log_retention_days,
+        &a.trigger_pool_fast_max,
+        &a.trigger_pool_slow_max,
+        &a.timezone,
+        &e.log_path,
+        &e.idle_timeout_secs,
+        &e.glue_enabled,
+    ]
+    .iter()
+    .any(|v| v.is_some())
 }
 
 fn init_logging() {

@@ -56,13 +56,28 @@ pub struct AdminArgs {
     )]
     pub admin_password: Option<String>,
     /// Days of run records to keep; 0 keeps them forever [default: 30]
-    #[arg(long, env = "JOBWHEEL_LOG_RETENTION_DAYS", value_name = "DAYS")]
+    #[arg(
+        long,
+        env = "JOBWHEEL_LOG_RETENTION_DAYS",
+        allow_hyphen_values = true,
+        value_name = "DAYS"
+    )]
     pub log_retention_days: Option<String>,
     /// Most dispatches in flight on the fast pool [default: 200]
-    #[arg(long, env = "JOBWHEEL_TRIGGER_POOL_FAST_MAX", value_name = "N")]
+    #[arg(
+        long,
+        env = "JOBWHEEL_TRIGGER_POOL_FAST_MAX",
+        allow_hyphen_values = true,
+        value_name = "N"
+    )]
     pub trigger_pool_fast_max: Option<String>,
     /// Most dispatches in flight on the slow pool [default: 100]
-    #[arg(long, env = "JOBWHEEL_TRIGGER_POOL_SLOW_MAX", value_name = "N")]
+    #[arg(
+        long,
+        env = "JOBWHEEL_TRIGGER_POOL_SLOW_MAX",
+        allow_hyphen_values = true,
+        value_name = "N"
+    )]
     pub trigger_pool_slow_max: Option<String>,
     /// IANA time zone for cron expressions without their own [default: this machine's]
     #[arg(long, env = "JOBWHEEL_TIMEZONE", value_name = "ZONE")]
@@ -85,7 +100,12 @@ pub struct ExecutorArgs {
     #[arg(long, env = "JOBWHEEL_IP", value_name = "IP")]
     pub ip: Option<String>,
     /// Port to listen on; 0 picks a free one [default: 9999]
-    #[arg(long, env = "JOBWHEEL_PORT", value_name = "PORT")]
+    #[arg(
+        long,
+        env = "JOBWHEEL_PORT",
+        allow_hyphen_values = true,
+        value_name = "PORT"
+    )]
     pub port: Option<String>,
     /// Token sent to and required from the admin (XXL-JOB-ACCESS-TOKEN)
     #[arg(
@@ -96,7 +116,12 @@ pub struct ExecutorArgs {
     )]
     pub access_token: Option<String>,
     /// Days of run log folders to keep; 0 keeps them forever [default: 30]
-    #[arg(long, env = "JOBWHEEL_LOG_RETENTION_DAYS", value_name = "DAYS")]
+    #[arg(
+        long,
+        env = "JOBWHEEL_LOG_RETENTION_DAYS",
+        allow_hyphen_values = true,
+        value_name = "DAYS"
+    )]
     pub log_retention_days: Option<String>,
     #[command(flatten)]
     pub local: LocalExecutorArgs,
@@ -112,7 +137,12 @@ pub struct LocalExecutorArgs {
     #[arg(long, env = "JOBWHEEL_LOG_PATH", value_name = "DIR")]
     pub log_path: Option<String>,
     /// Seconds an idle job worker lives before it is reaped [default: 90]
-    #[arg(long, env = "JOBWHEEL_IDLE_TIMEOUT_SECS", value_name = "SECS")]
+    #[arg(
+        long,
+        env = "JOBWHEEL_IDLE_TIMEOUT_SECS",
+        allow_hyphen_values = true,
+        value_name = "SECS"
+    )]
     pub idle_timeout_secs: Option<String>,
     /// Run script (GLUE) jobs: true or false [default: true]
     #[arg(long, env = "JOBWHEEL_GLUE_ENABLED", value_name = "BOOL")]
@@ -197,7 +227,7 @@ impl ConfigFile {
             ConfigError(format!(
                 "config file '{}' is not valid TOML: {}",
                 path.display(),
-                e.message()
+                e.message().trim().replace('\n', "; ")
             ))
         })?;
         let file = ConfigFile {
@@ -295,6 +325,17 @@ fn normalize(table: toml::Table) -> toml::Table {
 struct Raw {
     text: String,
     origin: String,
+    from_file: Option<String>,
+}
+
+impl Raw {
+    /// `--port '70000'` or `port = '70000' in config file 'x.toml'`.
+    fn describe(&self) -> String {
+        match &self.from_file {
+            None => format!("{} '{}'", self.origin, self.text),
+            Some(file) => format!("{} = '{}' in {file}", self.origin, self.text),
+        }
+    }
 }
 
 /// Picks the flag/env value, else the file's, naming the origin for messages.
@@ -308,16 +349,18 @@ fn pick(
         return Ok(Some(Raw {
             text: text.clone(),
             origin: format!("--{key}"),
+            from_file: None,
         }));
     }
     Ok(file.get(section, key)?.map(|text| Raw {
         text,
-        origin: format!("'{key}' in {}", file.describe()),
+        origin: key.to_string(),
+        from_file: Some(file.describe()),
     }))
 }
 
 fn invalid(raw: &Raw, why: impl std::fmt::Display) -> ConfigError {
-    ConfigError(format!("invalid {} '{}': {why}", raw.origin, raw.text))
+    ConfigError(format!("invalid {}: {why}", raw.describe()))
 }
 
 fn parse_number<T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy>(
@@ -362,7 +405,7 @@ fn database_url(raw: Option<Raw>) -> Result<String, ConfigError> {
         None => Ok(DEFAULT_DATABASE_URL.to_string()),
         Some(raw) => {
             let url = raw.text.trim().to_string();
-            check_database_url(&url, &raw.origin)?;
+            check_database_url(&url, &raw.describe())?;
             Ok(url)
         }
     }
@@ -720,7 +763,10 @@ mod tests {
         let err = ExecutorSettings::resolve(&ExecutorArgs::default(), &f)
             .unwrap_err()
             .0;
-        assert!(err.starts_with("invalid 'port' in config file"), "{err}");
+        assert!(
+            err.starts_with("invalid port = '123456' in config file"),
+            "{err}"
+        );
         assert!(err.contains("123456"), "{err}");
     }
 

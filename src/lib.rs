@@ -9,6 +9,7 @@ pub mod config;
 pub mod model;
 pub mod password;
 pub mod protocol;
+pub mod routing;
 pub mod startup;
 pub mod store;
 pub mod web;
