@@ -184,6 +184,10 @@ pub const TRIGGER_STATUS_STOPPED: i32 = 0;
 /// `trigger_status` of a running (scheduled) job.
 pub const TRIGGER_STATUS_RUNNING: i32 = 1;
 
+/// `trigger_next_time` of a FIX_DELAY job whose run has not ended yet: no pre-read picks it up
+/// until the run's result sets the real next fire time.
+pub const AWAITING_COMPLETION: i64 = i64::MAX;
+
 /// `alarm_status` values of a log row (XXL-JOB's codes).
 pub mod alarm_status {
     /// Not looked at yet.

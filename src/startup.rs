@@ -1,10 +1,19 @@
 //! Builds and runs the admin: database, migrations, first user, HTTP server.
 
 use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use actix::{Addr, Arbiter, Supervisor};
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 
+use crate::actors::callback::CallbackActor;
+use crate::actors::dispatch::{dispatch_settings, Dispatcher};
+use crate::actors::registry::RegistryActor;
+use crate::actors::ring::{PendingCount, RingActor};
+use crate::actors::schedule::{ScheduleActor, StopScheduling};
+use crate::actors::trigger::TriggerEnv;
 use crate::config::AdminSettings;
 use crate::model::{Role, User};
 use crate::password::{hash_password, random_secret, HashError};
@@ -35,6 +44,98 @@ pub struct Admin {
     port: u16,
     server: Server,
     store: Store,
+    actors: AdminActors,
+}
+
+/// Addresses of the admin's actors.
+#[derive(Clone)]
+pub struct AdminActors {
+    /// Pre-read loop.
+    pub schedule: Addr<ScheduleActor>,
+    /// The 60-slot ring.
+    pub ring: Addr<RingActor>,
+    /// Fast/slow dispatch pools.
+    pub dispatcher: Addr<Dispatcher>,
+    /// Executor registrations.
+    pub registry: Addr<RegistryActor>,
+    /// Run results.
+    pub callbacks: Addr<CallbackActor>,
+    // the ring's own thread, so a busy system arbiter never delays a tick
+    _ring_arbiter: Arc<ArbiterGuard>,
+}
+
+struct ArbiterGuard(Arbiter);
+
+impl Drop for ArbiterGuard {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// Starts the supervised scheduling actors on the current actix system.
+pub fn start_actors(store: &Store, settings: &AdminSettings, admin_address: String) -> AdminActors {
+    let env = TriggerEnv {
+        store: store.clone(),
+        access_token: settings.access_token.clone(),
+        default_tz: settings.timezone,
+        admin_address,
+    };
+    let pools = dispatch_settings(
+        settings.trigger_pool_fast_max,
+        settings.trigger_pool_slow_max,
+    );
+    let dispatcher = Supervisor::start({
+        let env = env.clone();
+        move |_| Dispatcher::new(pools, env)
+    });
+    let ring_arbiter = Arbiter::new();
+    let ring = Supervisor::start_in_arbiter(&ring_arbiter.handle(), {
+        let dispatcher = dispatcher.clone();
+        move |_| RingActor::new(dispatcher)
+    });
+    let registry = Supervisor::start({
+        let store = store.clone();
+        move |_| RegistryActor::new(store)
+    });
+    let callbacks = Supervisor::start({
+        let env = env.clone();
+        let dispatcher = dispatcher.clone();
+        move |_| CallbackActor::new(env, dispatcher)
+    });
+    // XXL-JOB's pre-read batch: (fast + slow) * 10
+    let batch = ((settings.trigger_pool_fast_max + settings.trigger_pool_slow_max) * 10) as i64;
+    let schedule = Supervisor::start({
+        let store = store.clone();
+        let ring = ring.clone();
+        let dispatcher = dispatcher.clone();
+        let tz = settings.timezone;
+        move |_| ScheduleActor::new(store, ring, dispatcher, tz, batch)
+    });
+    AdminActors {
+        schedule,
+        ring,
+        dispatcher,
+        registry,
+        callbacks,
+        _ring_arbiter: Arc::new(ArbiterGuard(ring_arbiter)),
+    }
+}
+
+impl AdminActors {
+    /// Graceful stop: no more pre-reads, then wait (bounded) until the ring has fired what it holds.
+    pub async fn drain(&self, limit: Duration) {
+        self.schedule.do_send(StopScheduling);
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            match self.ring.send(PendingCount).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    log::info!("waiting for {n} fire time(s) in the ring");
+                    actix_web::rt::time::sleep(Duration::from_millis(250)).await;
+                }
+            }
+        }
+    }
 }
 
 impl Admin {
@@ -59,8 +160,18 @@ impl Admin {
                 source,
             })?
             .port();
+        let actors = start_actors(
+            &store,
+            settings,
+            format!("http://{}:{port}", settings.bind.ip()),
+        );
         let state = AppState {
             store: store.clone(),
+            access_token: settings.access_token.clone(),
+            registry: actors.registry.clone(),
+            callbacks: actors.callbacks.clone(),
+            dispatcher: actors.dispatcher.clone(),
+            settings: Arc::new(settings.clone()),
         };
         let server = HttpServer::new(move || App::new().configure(web::configure(state.clone())))
             .listen(listener)
@@ -74,6 +185,7 @@ impl Admin {
             port,
             server,
             store,
+            actors,
         })
     }
 
@@ -87,9 +199,16 @@ impl Admin {
         &self.store
     }
 
-    /// Serves until Ctrl-C/SIGTERM, then stops gracefully.
+    /// The admin's actors.
+    pub fn actors(&self) -> &AdminActors {
+        &self.actors
+    }
+
+    /// Serves until Ctrl-C/SIGTERM, then stops gracefully: pre-reading stops, the ring fires
+    /// what it holds (at most 6 s: its window is 5 s), then the database closes.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let result = self.server.await;
+        self.actors.drain(Duration::from_secs(6)).await;
         self.store.close().await;
         log::info!("admin stopped");
         result

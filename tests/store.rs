@@ -274,6 +274,19 @@ all_backends!(start_stop_and_next_fire_time, |db| {
         60_000
     );
 
+    // FIX_DELAY: resumed only while waiting for its run
+    assert!(!s.resume_after_run(id, 65_000).await.unwrap());
+    assert!(s
+        .set_next_fire_time(id, jobwheel::model::AWAITING_COMPLETION)
+        .await
+        .unwrap());
+    assert!(s.resume_after_run(id, 65_000).await.unwrap());
+    assert!(!s.resume_after_run(id, 66_000).await.unwrap());
+    assert_eq!(
+        s.get_job(id).await.unwrap().unwrap().trigger_next_time,
+        65_000
+    );
+
     assert!(s.stop_job(id, 3_000).await.unwrap());
     let got = s.get_job(id).await.unwrap().unwrap();
     assert_eq!(
@@ -674,6 +687,22 @@ all_backends!(registry_upserts_and_expires, |db| {
         .unwrap()
         .is_none());
 
+    let app = s.find_live_registry_for("app", 0).await.unwrap();
+    assert_eq!(
+        app.iter()
+            .map(|r| r.registry_value.as_str())
+            .collect::<Vec<_>>(),
+        vec!["http://a:1/", "http://b:1/"]
+    );
+    assert_eq!(
+        s.find_live_registry_for("app", 2_000).await.unwrap().len(),
+        1
+    );
+    assert!(s
+        .find_live_registry_for("none", 0)
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(s.find_live_registry(2_000).await.unwrap().len(), 1);
     assert_eq!(s.remove_dead_registry(2_000).await.unwrap(), 2);
     assert_eq!(s.find_live_registry(0).await.unwrap().len(), 1);

@@ -4,7 +4,8 @@ use super::dialect::insert_returning_id;
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 use crate::model::{
-    join_ids, parse_id_list, JobInfo, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
+    join_ids, parse_id_list, JobInfo, AWAITING_COMPLETION, TRIGGER_STATUS_RUNNING,
+    TRIGGER_STATUS_STOPPED,
 };
 
 pub(crate) const JOB_COLUMNS: &str = "id, add_time, job_group, job_desc, update_time, author, alarm_email, \
@@ -273,6 +274,23 @@ impl Store {
             .bind(next_time)
             .bind(id)
             .bind(TRIGGER_STATUS_RUNNING)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done > 0)
+    }
+
+    /// Ends a FIX_DELAY job's wait for its run: sets the next fire time if the job is still
+    /// scheduled and still waiting; false otherwise (stopped, edited, or already resumed).
+    pub async fn resume_after_run(&self, id: i32, next_time: i64) -> StoreResult<bool> {
+        let sql = self.sql(
+            "UPDATE job_info SET trigger_next_time = ? WHERE id = ? AND trigger_status = ? AND trigger_next_time = ?",
+        );
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(next_time)
+            .bind(id)
+            .bind(TRIGGER_STATUS_RUNNING)
+            .bind(AWAITING_COMPLETION)
             .execute(pool)
             .await?
             .rows_affected());

@@ -76,6 +76,27 @@ impl Store {
         Ok(rows)
     }
 
+    /// Live registrations of one app name, ordered by address.
+    pub async fn find_live_registry_for(
+        &self,
+        app_name: &str,
+        after: i64,
+    ) -> StoreResult<Vec<Registration>> {
+        let sql = self.sql(
+            "SELECT id, registry_group, registry_key, registry_value, protocol, update_time FROM job_registry \
+             WHERE registry_group = 'EXECUTOR' AND registry_key = ? AND update_time > ? ORDER BY registry_value",
+        );
+        let rows = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(app_name)
+            .bind(after)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(registration_from_row)
+            .collect::<Result<Vec<_>, _>>()?);
+        Ok(rows)
+    }
+
     /// The live registration of one address, if any (to know which protocol it speaks).
     pub async fn find_registration(
         &self,

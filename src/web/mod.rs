@@ -1,22 +1,43 @@
-//! The admin's HTTP surface: health, and (as they land) the executor API, REST API and UI.
+//! The admin's HTTP surface: health, the executor-facing API, and (as they land) the REST API and UI.
 
+use std::sync::Arc;
+
+use actix::Addr;
 use actix_web::web;
 
+use crate::actors::callback::CallbackActor;
+use crate::actors::dispatch::Dispatcher;
+use crate::actors::registry::RegistryActor;
+use crate::config::AdminSettings;
 use crate::store::Store;
 
+mod executor_api;
 mod health;
 
-/// What every handler can reach.
+/// What every handler can reach: the database and the admin's actors.
 #[derive(Clone)]
 pub struct AppState {
     /// The database.
     pub store: Store,
+    /// Global executor token (`None`: only per-group tokens, or no check).
+    pub access_token: Option<String>,
+    /// Executor registrations.
+    pub registry: Addr<RegistryActor>,
+    /// Run results.
+    pub callbacks: Addr<CallbackActor>,
+    /// Triggers (manual, API).
+    pub dispatcher: Addr<Dispatcher>,
+    /// The admin's settings (time zone, retention, ...).
+    pub settings: Arc<AdminSettings>,
 }
 
 /// Mounts every admin route on an actix-web app.
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         cfg.app_data(web::Data::new(state))
+            .app_data(web::PayloadConfig::new(5 * 1024 * 1024))
             .route("/healthz", web::get().to(health::healthz));
+        executor_api::mount(cfg, "");
+        executor_api::mount(cfg, "/xxl-job-admin");
     }
 }

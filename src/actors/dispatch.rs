@@ -1,0 +1,379 @@
+//! Dispatch: turns a [`Trigger`] into log rows and `run` calls on executors.
+//!
+//! The [`Dispatcher`] (one per admin) sends each trigger to a [`TriggerWorker`] of the fast or the
+//! slow pool. Each pool is a set of arbiters, one worker on each, with an in-flight limit shared by
+//! the pool; a job whose dispatches were slow (more than 10 over 500 ms in the current minute, as
+//! XXL-JOB counts) moves to the slow pool so it cannot hold up the others. Triggers of one job
+//! always go to the same worker of a pool, so that worker alone owns the job's routing state
+//! (ROUND counters, LFU/LRU maps).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::prelude::*;
+use tokio::sync::{oneshot, Semaphore};
+
+use super::trigger::{run_trigger, TriggerEnv, TriggerReport};
+use crate::clock::now_ms;
+use crate::executor_client::ExecutorClient;
+use crate::model::TriggerType;
+use crate::routing::Router;
+
+/// A dispatch slower than this counts against the job (XXL-JOB's 500 ms).
+pub const SLOW_DISPATCH_MS: u128 = 500;
+/// More slow dispatches than this in one minute move a job to the slow pool.
+pub const SLOW_DISPATCHES_PER_MINUTE: u32 = 10;
+
+/// Trigger a job once (XXL-JOB `JobTriggerPoolHelper.trigger`).
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Trigger {
+    /// The job.
+    pub job_id: i32,
+    /// Why; recorded on the log row.
+    pub trigger_type: TriggerType,
+    /// The fire time it stands for, epoch ms (0 for manual/API/parent triggers).
+    pub schedule_time: i64,
+    /// Retries left after this run; `None` takes the job's setting.
+    pub fail_retry_count: Option<i32>,
+    /// Overrides the job's parameter (manual triggers, retries).
+    pub executor_param: Option<String>,
+    /// `"i/n"`: trigger only this shard (retry of a broadcast shard).
+    pub sharding_param: Option<String>,
+    /// Use these addresses instead of the group's (manual trigger with a custom list).
+    pub address_list: Option<Vec<String>>,
+    /// Where to send the outcome, for callers that wait for the log ids.
+    pub reply: Option<oneshot::Sender<TriggerReport>>,
+}
+
+impl Trigger {
+    /// A trigger with the job's own settings.
+    pub fn new(job_id: i32, trigger_type: TriggerType, schedule_time: i64) -> Self {
+        Trigger {
+            job_id,
+            trigger_type,
+            schedule_time,
+            fail_retry_count: None,
+            executor_param: None,
+            sharding_param: None,
+            address_list: None,
+            reply: None,
+        }
+    }
+}
+
+/// A worker reports how long one dispatch took, for slow-pool accounting.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+struct DispatchTimed {
+    job_id: i32,
+    elapsed_ms: u128,
+}
+
+/// Counts and limits of the pools, for health and metrics.
+#[derive(Message, Debug)]
+#[rtype(result = "DispatchStats")]
+pub struct GetDispatchStats;
+
+/// What [`GetDispatchStats`] answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DispatchStats {
+    /// Triggers sent to the fast pool since start.
+    pub fast_dispatched: u64,
+    /// Triggers sent to the slow pool since start.
+    pub slow_dispatched: u64,
+    /// Jobs currently routed to the slow pool.
+    pub slow_jobs: Vec<i32>,
+}
+
+/// Sizes of the pools.
+#[derive(Debug, Clone)]
+pub struct DispatchSettings {
+    /// Arbiters (threads) in the fast pool.
+    pub fast_arbiters: usize,
+    /// Arbiters in the slow pool.
+    pub slow_arbiters: usize,
+    /// Most triggers in flight on the fast pool.
+    pub fast_max: usize,
+    /// Most triggers in flight on the slow pool.
+    pub slow_max: usize,
+}
+
+struct Pool {
+    name: &'static str,
+    workers: Vec<Addr<TriggerWorker>>,
+    // kept so the threads live as long as the dispatcher
+    _arbiters: Vec<Arbiter>,
+    dispatched: u64,
+}
+
+impl Pool {
+    fn start(
+        name: &'static str,
+        arbiters: usize,
+        max_in_flight: usize,
+        env: &TriggerEnv,
+        dispatcher: &Addr<Dispatcher>,
+    ) -> Pool {
+        let permits = Arc::new(Semaphore::new(max_in_flight.max(1)));
+        let mut workers = Vec::new();
+        let mut handles = Vec::new();
+        for index in 0..arbiters.max(1) {
+            let arbiter = Arbiter::new();
+            let env = env.clone();
+            let permits = permits.clone();
+            let dispatcher = dispatcher.clone();
+            let worker =
+                TriggerWorker::start_in_arbiter(&arbiter.handle(), move |_| TriggerWorker {
+                    pool: name,
+                    index,
+                    env,
+                    permits,
+                    dispatcher,
+                    client: Rc::new(ExecutorClient::default()),
+                    router: Rc::new(RefCell::new(Router::new())),
+                });
+            workers.push(worker);
+            handles.push(arbiter);
+        }
+        Pool {
+            name,
+            workers,
+            _arbiters: handles,
+            dispatched: 0,
+        }
+    }
+
+    fn send(&mut self, trigger: Trigger) {
+        let index = (trigger.job_id.unsigned_abs() as usize) % self.workers.len();
+        self.dispatched += 1;
+        self.workers[index].do_send(trigger);
+    }
+}
+
+/// Front of dispatch: picks the pool, counts slow dispatches.
+pub struct Dispatcher {
+    settings: DispatchSettings,
+    env: TriggerEnv,
+    fast: Option<Pool>,
+    slow: Option<Pool>,
+    slow_counts: HashMap<i32, u32>,
+    minute: i64,
+}
+
+impl Dispatcher {
+    /// A dispatcher whose pools start with it.
+    pub fn new(settings: DispatchSettings, env: TriggerEnv) -> Self {
+        Dispatcher {
+            settings,
+            env,
+            fast: None,
+            slow: None,
+            slow_counts: HashMap::new(),
+            minute: now_ms() / 60_000,
+        }
+    }
+
+    fn roll_minute(&mut self) {
+        let minute = now_ms() / 60_000;
+        if minute != self.minute {
+            self.minute = minute;
+            self.slow_counts.clear();
+        }
+    }
+
+    fn is_slow(&self, job_id: i32) -> bool {
+        self.slow_counts.get(&job_id).copied().unwrap_or(0) > SLOW_DISPATCHES_PER_MINUTE
+    }
+}
+
+impl Actor for Dispatcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // triggers arrive in bursts each second; never make the ring wait on a full mailbox
+        ctx.set_mailbox_capacity(usize::MAX);
+        let me = ctx.address();
+        self.fast = Some(Pool::start(
+            "fast",
+            self.settings.fast_arbiters,
+            self.settings.fast_max,
+            &self.env,
+            &me,
+        ));
+        self.slow = Some(Pool::start(
+            "slow",
+            self.settings.slow_arbiters,
+            self.settings.slow_max,
+            &self.env,
+            &me,
+        ));
+        log::info!(
+            "dispatcher started: fast pool {} threads / {} in flight, slow pool {} threads / {} in flight",
+            self.settings.fast_arbiters,
+            self.settings.fast_max,
+            self.settings.slow_arbiters,
+            self.settings.slow_max
+        );
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        for pool in [self.fast.take(), self.slow.take()].into_iter().flatten() {
+            for arbiter in &pool._arbiters {
+                arbiter.stop();
+            }
+            log::info!(
+                "{} dispatch pool stopped after {} triggers",
+                pool.name,
+                pool.dispatched
+            );
+        }
+    }
+}
+
+impl Supervised for Dispatcher {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        log::warn!("dispatcher restarting");
+    }
+}
+
+impl Handler<Trigger> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: Trigger, _ctx: &mut Self::Context) {
+        self.roll_minute();
+        let slow = self.is_slow(msg.job_id);
+        let pool = if slow {
+            self.slow.as_mut()
+        } else {
+            self.fast.as_mut()
+        };
+        match pool {
+            Some(pool) => pool.send(msg),
+            None => log::error!(
+                "trigger of job {} dropped: dispatch pools are stopped",
+                msg.job_id
+            ),
+        }
+    }
+}
+
+impl Handler<DispatchTimed> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: DispatchTimed, _ctx: &mut Self::Context) {
+        self.roll_minute();
+        if msg.elapsed_ms > SLOW_DISPATCH_MS {
+            let count = self.slow_counts.entry(msg.job_id).or_insert(0);
+            *count += 1;
+            if *count == SLOW_DISPATCHES_PER_MINUTE + 1 {
+                log::warn!(
+                    "job {} moved to the slow dispatch pool: {} dispatches over {} ms this minute",
+                    msg.job_id,
+                    *count,
+                    SLOW_DISPATCH_MS
+                );
+            }
+        }
+    }
+}
+
+impl Handler<GetDispatchStats> for Dispatcher {
+    type Result = MessageResult<GetDispatchStats>;
+
+    fn handle(&mut self, _msg: GetDispatchStats, _ctx: &mut Self::Context) -> Self::Result {
+        self.roll_minute();
+        let mut slow_jobs: Vec<i32> = self
+            .slow_counts
+            .iter()
+            .filter(|(_, c)| **c > SLOW_DISPATCHES_PER_MINUTE)
+            .map(|(j, _)| *j)
+            .collect();
+        slow_jobs.sort_unstable();
+        MessageResult(DispatchStats {
+            fast_dispatched: self.fast.as_ref().map(|p| p.dispatched).unwrap_or(0),
+            slow_dispatched: self.slow.as_ref().map(|p| p.dispatched).unwrap_or(0),
+            slow_jobs,
+        })
+    }
+}
+
+/// Runs triggers on one arbiter of a pool; owns the routing state of the jobs sent to it.
+pub struct TriggerWorker {
+    pool: &'static str,
+    index: usize,
+    env: TriggerEnv,
+    permits: Arc<Semaphore>,
+    dispatcher: Addr<Dispatcher>,
+    client: Rc<ExecutorClient>,
+    router: Rc<RefCell<Router>>,
+}
+
+impl Actor for TriggerWorker {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(usize::MAX);
+        log::debug!("trigger worker {}#{} started", self.pool, self.index);
+    }
+}
+
+impl Handler<Trigger> for TriggerWorker {
+    type Result = ();
+
+    fn handle(&mut self, mut msg: Trigger, ctx: &mut Self::Context) {
+        let env = self.env.clone();
+        let permits = self.permits.clone();
+        let client = self.client.clone();
+        let router = self.router.clone();
+        let dispatcher = self.dispatcher.clone();
+        let job_id = msg.job_id;
+        let reply = msg.reply.take();
+        // each trigger runs concurrently with the others of this worker, up to the pool's limit
+        ctx.spawn(
+            async move {
+                let Ok(_permit) = permits.acquire_owned().await else {
+                    return;
+                };
+                let started = Instant::now();
+                let report = run_trigger(&env, &client, &router, msg).await;
+                dispatcher.do_send(DispatchTimed {
+                    job_id,
+                    elapsed_ms: started.elapsed().as_millis(),
+                });
+                if let Some(reply) = reply {
+                    let _ = reply.send(report);
+                }
+            }
+            .into_actor(self),
+        );
+    }
+}
+
+/// Builds the dispatcher's settings from the admin's flags: on a small machine two fast threads
+/// and one slow thread carry thousands of concurrent calls, since every call is async.
+pub fn dispatch_settings(fast_max: usize, slow_max: usize) -> DispatchSettings {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    DispatchSettings {
+        fast_arbiters: cores.clamp(1, 8),
+        slow_arbiters: (cores / 2).clamp(1, 4),
+        fast_max,
+        slow_max,
+    }
+}
+
+/// Convenience for the web layer and monitors: send a trigger and wait for its log ids.
+pub async fn trigger_and_wait(
+    dispatcher: &Addr<Dispatcher>,
+    mut trigger: Trigger,
+) -> Option<TriggerReport> {
+    let (tx, rx) = oneshot::channel();
+    trigger.reply = Some(tx);
+    dispatcher.do_send(trigger);
+    rx.await.ok()
+}

@@ -1,0 +1,218 @@
+//! RegistryActor: executor registrations and the address lists of automatic groups
+//! (XXL-JOB `JobRegistryHelper`, every 30 s; dead after 90 s without a beat).
+
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::trigger::DEAD_AFTER_MS;
+use crate::clock::now_ms;
+use crate::model::AddressType;
+use crate::store::{Store, StoreError};
+
+/// How often dead registrations are removed and group lists refreshed (XXL-JOB's beat).
+pub const MONITOR_INTERVAL: Duration = Duration::from_secs(30);
+
+/// An executor's heartbeat.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "Result<(), String>")]
+pub struct Register {
+    /// Always `EXECUTOR` in practice.
+    pub group: String,
+    /// App name.
+    pub app_name: String,
+    /// Executor address.
+    pub address: String,
+    /// "v3.5" when the executor sent `XXL-JOB-APPNAME`, else "v2".
+    pub protocol: String,
+}
+
+/// An executor leaving (graceful shutdown).
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "Result<(), String>")]
+pub struct Unregister {
+    /// Always `EXECUTOR` in practice.
+    pub group: String,
+    /// App name.
+    pub app_name: String,
+    /// Executor address.
+    pub address: String,
+}
+
+/// Run the monitor pass now (tests, and after a group is edited).
+#[derive(Message, Debug)]
+#[rtype(result = "Result<(), String>")]
+pub struct RefreshGroups;
+
+/// Owns registrations; supervised, so a crash restarts it.
+pub struct RegistryActor {
+    store: Store,
+    interval: Duration,
+}
+
+impl RegistryActor {
+    /// A registry with XXL-JOB's 30 s monitor interval.
+    pub fn new(store: Store) -> Self {
+        Self::with_interval(store, MONITOR_INTERVAL)
+    }
+
+    /// A registry with a custom monitor interval.
+    pub fn with_interval(store: Store, interval: Duration) -> Self {
+        RegistryActor { store, interval }
+    }
+}
+
+impl Actor for RegistryActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(4096);
+        log::info!("registry actor started (monitor every {:?})", self.interval);
+        ctx.notify(Tick);
+        ctx.run_interval(self.interval, |_, ctx| ctx.notify(Tick));
+    }
+}
+
+impl Supervised for RegistryActor {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        log::warn!("registry actor restarting");
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Tick;
+
+impl Handler<Tick> for RegistryActor {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _msg: Tick, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(
+            async move {
+                if let Err(e) = refresh_all(&store).await {
+                    log::error!("registry monitor pass failed (retried next pass): {e}");
+                }
+            }
+            .into_actor(self),
+        )
+    }
+}
+
+impl Handler<RefreshGroups> for RegistryActor {
+    type Result = ResponseFuture<Result<(), String>>;
+
+    fn handle(&mut self, _msg: RefreshGroups, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move { refresh_all(&store).await.map_err(|e| e.to_string()) })
+    }
+}
+
+impl Handler<Register> for RegistryActor {
+    type Result = ResponseFuture<Result<(), String>>;
+
+    fn handle(&mut self, msg: Register, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move {
+            let known = store
+                .find_registration(&msg.address, now_ms() - DEAD_AFTER_MS)
+                .await
+                .map_err(|e| e.to_string())?
+                .is_some_and(|r| r.registry_key == msg.app_name);
+            store
+                .upsert_registry(
+                    &msg.group,
+                    &msg.app_name,
+                    &msg.address,
+                    &msg.protocol,
+                    now_ms(),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            if !known {
+                log::info!(
+                    "executor registered: app {} at {} ({})",
+                    msg.app_name,
+                    msg.address,
+                    msg.protocol
+                );
+                // a new executor is listed at once, not after the next 30 s pass
+                refresh_group(&store, &msg.app_name)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Handler<Unregister> for RegistryActor {
+    type Result = ResponseFuture<Result<(), String>>;
+
+    fn handle(&mut self, msg: Unregister, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move {
+            let removed = store
+                .remove_registry(&msg.group, &msg.app_name, &msg.address)
+                .await
+                .map_err(|e| e.to_string())?;
+            if removed {
+                log::info!("executor removed: app {} at {}", msg.app_name, msg.address);
+                refresh_group(&store, &msg.app_name)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Removes dead registrations and rewrites every automatic group's sorted address list.
+pub async fn refresh_all(store: &Store) -> Result<(), StoreError> {
+    let now = now_ms();
+    let removed = store.remove_dead_registry(now - DEAD_AFTER_MS).await?;
+    if removed > 0 {
+        log::info!("registry: removed {removed} executor registration(s) without a beat for 90 s");
+    }
+    let live = store.find_live_registry(now - DEAD_AFTER_MS).await?;
+    for group in store.list_groups().await? {
+        if group.address_type != AddressType::Auto {
+            continue; // manual groups keep what the operator typed
+        }
+        let mut addresses: Vec<String> = live
+            .iter()
+            .filter(|r| r.registry_group == "EXECUTOR" && r.registry_key == group.app_name)
+            .map(|r| r.registry_value.clone())
+            .collect();
+        addresses.sort();
+        addresses.dedup();
+        if addresses != group.address_list {
+            store.set_group_addresses(group.id, &addresses, now).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites one app's automatic group list from the live registrations.
+async fn refresh_group(store: &Store, app_name: &str) -> Result<(), StoreError> {
+    let Some(group) = store.get_group_by_app_name(app_name).await? else {
+        return Ok(());
+    };
+    if group.address_type != AddressType::Auto {
+        return Ok(());
+    }
+    let mut addresses: Vec<String> = store
+        .find_live_registry_for(app_name, now_ms() - DEAD_AFTER_MS)
+        .await?
+        .into_iter()
+        .map(|r| r.registry_value)
+        .collect();
+    addresses.sort();
+    addresses.dedup();
+    if addresses != group.address_list {
+        store
+            .set_group_addresses(group.id, &addresses, now_ms())
+            .await?;
+    }
+    Ok(())
+}

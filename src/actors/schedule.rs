@@ -1,0 +1,411 @@
+//! ScheduleActor: the pre-read loop (XXL-JOB `JobScheduleHelper` schedule thread, reference §3.2).
+//!
+//! Once a second, under the cluster lock, it reads the scheduled jobs due within the next 5 s
+//! (a bounded batch; it loops at once when the batch was full), handles misfires, computes next
+//! fire times and claims them with a compare-and-set on `trigger_next_time`. Only after the
+//! transaction commits does it fire what is due and put the rest into the ring, so a fire time
+//! is dispatched exactly once whatever the number of admins. Unlike XXL-JOB it fills the whole
+//! 5 s window per job in one pass, so a late scan never leaves a gap.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use chrono_tz::Tz;
+
+use super::dispatch::{Dispatcher, Trigger};
+use super::ring::{RingActor, Schedule};
+use crate::clock::now_ms;
+use crate::model::{JobInfo, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
+use crate::store::{ScheduleUpdate, Store, StoreError};
+use crate::timing::{self, Schedule as Plan};
+
+/// How far ahead fire times are read (XXL-JOB's `PRE_READ_MS`).
+pub const PRE_READ_MS: i64 = 5_000;
+/// A fire time later than this is a misfire.
+pub const MISFIRE_AFTER_MS: i64 = 5_000;
+/// Most fire times one job contributes to one pass (a 1 s schedule needs 6).
+const MAX_FIRES_PER_JOB: usize = 64;
+/// Longest wait between retries after database errors.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Stop pre-reading (graceful shutdown); what is in the ring still fires.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct StopScheduling;
+
+/// One fire time decided by a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fire {
+    /// The job.
+    pub job_id: i32,
+    /// The instant it stands for, epoch ms.
+    pub fire_time: i64,
+    /// CRON, or MISFIRE for a catch-up run.
+    pub trigger_type: TriggerType,
+}
+
+/// What one pass decided and claimed.
+#[derive(Debug, Default)]
+pub struct PassResult {
+    /// Claimed fire times, due now or within the window.
+    pub fires: Vec<Fire>,
+    /// Jobs read; equal to the batch size means "more may be due".
+    pub read: usize,
+}
+
+/// The pre-read loop; supervised.
+pub struct ScheduleActor {
+    store: Store,
+    ring: Addr<RingActor>,
+    dispatcher: Addr<Dispatcher>,
+    default_tz: Tz,
+    batch: i64,
+    failures: u32,
+    stopped: bool,
+}
+
+impl ScheduleActor {
+    /// A scheduler reading at most `batch` jobs per pass.
+    pub fn new(
+        store: Store,
+        ring: Addr<RingActor>,
+        dispatcher: Addr<Dispatcher>,
+        default_tz: Tz,
+        batch: i64,
+    ) -> Self {
+        ScheduleActor {
+            store,
+            ring,
+            dispatcher,
+            default_tz,
+            batch: batch.max(1),
+            failures: 0,
+            stopped: false,
+        }
+    }
+
+    fn schedule_next(&mut self, ctx: &mut Context<Self>, delay: Duration) {
+        if !self.stopped {
+            ctx.run_later(delay, |act, ctx| act.pass(ctx));
+        }
+    }
+
+    fn pass(&mut self, ctx: &mut Context<Self>) {
+        if self.stopped {
+            return;
+        }
+        let store = self.store.clone();
+        let tz = self.default_tz;
+        let batch = self.batch;
+        // one pass at a time: the actor handles nothing else until it ends
+        ctx.wait(
+            async move { pre_read(&store, tz, batch, now_ms()).await }
+                .into_actor(self)
+                .map(|result, act, ctx| match result {
+                    Ok(pass) => {
+                        act.failures = 0;
+                        let full = pass.read as i64 >= act.batch;
+                        act.deliver(pass.fires);
+                        let wait = if full {
+                            Duration::ZERO
+                        } else {
+                            // the next pass a little after the next second begins
+                            Duration::from_millis((1_000 - now_ms().rem_euclid(1_000) + 100) as u64)
+                        };
+                        act.schedule_next(ctx, wait);
+                    }
+                    Err(e) => {
+                        act.failures += 1;
+                        let backoff =
+                            Duration::from_secs(1u64 << act.failures.min(5)).min(MAX_BACKOFF);
+                        log::error!(
+                            "schedule pass failed ({} in a row), retrying in {:?}: {e}",
+                            act.failures,
+                            backoff
+                        );
+                        act.schedule_next(ctx, backoff);
+                    }
+                }),
+        );
+    }
+
+    fn deliver(&self, fires: Vec<Fire>) {
+        let now = now_ms();
+        for fire in fires {
+            if fire.fire_time <= now {
+                self.dispatcher.do_send(Trigger::new(
+                    fire.job_id,
+                    fire.trigger_type,
+                    fire.fire_time,
+                ));
+            } else {
+                self.ring.do_send(Schedule {
+                    job_id: fire.job_id,
+                    fire_time: fire.fire_time,
+                });
+            }
+        }
+    }
+}
+
+impl Actor for ScheduleActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        log::info!(
+            "schedule actor started (pre-read {PRE_READ_MS} ms, batch {})",
+            self.batch
+        );
+        self.schedule_next(ctx, Duration::ZERO);
+    }
+}
+
+impl Supervised for ScheduleActor {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        log::warn!("schedule actor restarting");
+    }
+}
+
+impl Handler<StopScheduling> for ScheduleActor {
+    type Result = ();
+
+    fn handle(&mut self, _msg: StopScheduling, _ctx: &mut Self::Context) {
+        if !self.stopped {
+            log::info!("schedule actor stopped pre-reading");
+        }
+        self.stopped = true;
+    }
+}
+
+/// One pass: lock, read due jobs, decide and claim fire times, commit.
+pub async fn pre_read(
+    store: &Store,
+    default_tz: Tz,
+    batch: i64,
+    now: i64,
+) -> Result<PassResult, StoreError> {
+    let mut tx = store.begin_schedule().await?;
+    let jobs = tx.due_jobs(now + PRE_READ_MS, batch).await?;
+    let mut updates = Vec::with_capacity(jobs.len());
+    let mut planned: Vec<Vec<Fire>> = Vec::with_capacity(jobs.len());
+    for job in &jobs {
+        let (update, fires) = plan_job(job, default_tz, now);
+        updates.push(update);
+        planned.push(fires);
+    }
+    let claimed = tx.claim_all(&updates).await?;
+    tx.commit().await?;
+    let mut fires = Vec::new();
+    for ((job, ok), job_fires) in jobs.iter().zip(claimed).zip(planned) {
+        if ok {
+            fires.extend(job_fires);
+        } else {
+            log::debug!(
+                "job {}: fire time {} claimed elsewhere",
+                job.id,
+                job.trigger_next_time
+            );
+        }
+    }
+    Ok(PassResult {
+        fires,
+        read: jobs.len(),
+    })
+}
+
+/// Decides one job's fire times in `[.., now + PRE_READ_MS]` and its new schedule row.
+pub fn plan_job(job: &JobInfo, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<Fire>) {
+    let stop = |fires| {
+        (
+            ScheduleUpdate {
+                id: job.id,
+                expected_next: job.trigger_next_time,
+                last: 0,
+                next: 0,
+                stop: true,
+            },
+            fires,
+        )
+    };
+    let tz = match timing::parse_timezone(&job.timezone, default_tz) {
+        Ok(tz) => tz,
+        Err(e) => {
+            log::error!("job {} stopped: {e}", job.id);
+            return stop(Vec::new());
+        }
+    };
+    let plan = match Plan::parse(job.schedule_type, &job.schedule_conf) {
+        Ok(plan) => plan,
+        Err(e) => {
+            log::error!("job {} stopped: {e}", job.id);
+            return stop(Vec::new());
+        }
+    };
+    let next_after = |from: i64| match plan.next_after(tz, from) {
+        Ok(next) => next,
+        Err(e) => {
+            log::error!("job {}: cannot compute the next fire time: {e}", job.id);
+            None
+        }
+    };
+    let fix_delay = job.schedule_type == ScheduleType::FixDelay;
+    let mut fires = Vec::new();
+    let mut last = job.trigger_last_time;
+    let mut next = Some(job.trigger_next_time);
+
+    if now > job.trigger_next_time + MISFIRE_AFTER_MS {
+        log::warn!(
+            "job {} misfired: fire time {} is {} ms past ({})",
+            job.id,
+            job.trigger_next_time,
+            now - job.trigger_next_time,
+            job.misfire_strategy
+        );
+        if job.misfire_strategy == MisfireStrategy::FireOnceNow {
+            fires.push(Fire {
+                job_id: job.id,
+                fire_time: now,
+                trigger_type: TriggerType::Misfire,
+            });
+            last = now;
+        }
+        next = if fix_delay && !fires.is_empty() {
+            Some(AWAITING_COMPLETION)
+        } else {
+            next_after(now)
+        };
+    }
+    while let Some(at) = next {
+        if at == AWAITING_COMPLETION || at > now + PRE_READ_MS || fires.len() >= MAX_FIRES_PER_JOB {
+            break;
+        }
+        fires.push(Fire {
+            job_id: job.id,
+            fire_time: at,
+            trigger_type: TriggerType::Cron,
+        });
+        last = at;
+        // FIX_DELAY waits for the run to end before it knows its next time
+        next = if fix_delay {
+            Some(AWAITING_COMPLETION)
+        } else {
+            next_after(at)
+        };
+    }
+    match next {
+        Some(next) => (
+            ScheduleUpdate {
+                id: job.id,
+                expected_next: job.trigger_next_time,
+                last,
+                next,
+                stop: false,
+            },
+            fires,
+        ),
+        None => {
+            log::info!(
+                "job {} stopped: its schedule has no further fire time",
+                job.id
+            );
+            stop(fires)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(schedule_type: ScheduleType, conf: &str, next: i64) -> JobInfo {
+        let mut j = JobInfo::new(1, "t", "h");
+        j.id = 7;
+        j.schedule_type = schedule_type;
+        j.schedule_conf = conf.to_string();
+        j.trigger_status = 1;
+        j.trigger_next_time = next;
+        j
+    }
+
+    const T: i64 = 1_800_000_000_000; // a whole second (UTC)
+
+    #[test]
+    fn every_second_cron_fills_the_window() {
+        let (update, fires) = plan_job(
+            &job(ScheduleType::Cron, "* * * * * ?", T + 1_000),
+            Tz::UTC,
+            T + 200,
+        );
+        let times: Vec<i64> = fires.iter().map(|f| f.fire_time - T).collect();
+        assert_eq!(times, vec![1_000, 2_000, 3_000, 4_000, 5_000]);
+        assert!(fires.iter().all(|f| f.trigger_type == TriggerType::Cron));
+        assert_eq!(
+            (update.last, update.next, update.stop),
+            (T + 5_000, T + 6_000, false)
+        );
+        assert_eq!(update.expected_next, T + 1_000);
+    }
+
+    #[test]
+    fn a_due_fire_time_fires_now() {
+        let (update, fires) = plan_job(&job(ScheduleType::FixRate, "60", T), Tz::UTC, T + 300);
+        assert_eq!(fires.len(), 1);
+        assert_eq!(fires[0].fire_time, T);
+        assert_eq!(update.next, T + 60_000);
+    }
+
+    #[test]
+    fn misfire_do_nothing_skips_to_the_future() {
+        let mut j = job(ScheduleType::FixRate, "60", T);
+        j.misfire_strategy = MisfireStrategy::DoNothing;
+        let (update, fires) = plan_job(&j, Tz::UTC, T + 20_000);
+        assert!(fires.is_empty());
+        assert_eq!(update.next, T + 80_000);
+    }
+
+    #[test]
+    fn misfire_fire_once_now_catches_up_once() {
+        let mut j = job(ScheduleType::Cron, "0 * * * * ?", T - 120_000);
+        j.misfire_strategy = MisfireStrategy::FireOnceNow;
+        let now = T + 20_500;
+        let (update, fires) = plan_job(&j, Tz::UTC, now);
+        assert_eq!(fires.len(), 1);
+        assert_eq!(fires[0].trigger_type, TriggerType::Misfire);
+        assert_eq!(fires[0].fire_time, now);
+        assert!(update.next > now);
+    }
+
+    #[test]
+    fn fix_delay_fires_once_then_waits_for_the_run() {
+        let (update, fires) = plan_job(&job(ScheduleType::FixDelay, "10", T + 1_000), Tz::UTC, T);
+        assert_eq!(fires.len(), 1);
+        assert_eq!(update.next, AWAITING_COMPLETION);
+    }
+
+    #[test]
+    fn a_broken_schedule_stops_the_job() {
+        let (update, fires) = plan_job(&job(ScheduleType::Cron, "not cron", T), Tz::UTC, T);
+        assert!(update.stop && fires.is_empty());
+        let (update, _) = plan_job(&job(ScheduleType::None, "", T), Tz::UTC, T);
+        assert!(
+            update.stop,
+            "a NONE job has no fire time and is stopped after its run"
+        );
+        let mut j = job(ScheduleType::Cron, "* * * * * ?", T);
+        j.timezone = "Nowhere/Special".into();
+        assert!(plan_job(&j, Tz::UTC, T).0.stop);
+    }
+
+    #[test]
+    fn expired_cron_stops_after_its_last_fire() {
+        // fires once in 2020 only; the last fire time is in the window
+        let at = 1_577_836_800_000; // 2020-01-01T00:00:00Z
+        let (update, fires) = plan_job(
+            &job(ScheduleType::Cron, "0 0 0 1 1 ? 2020", at),
+            Tz::UTC,
+            at - 1_000,
+        );
+        assert_eq!(fires.len(), 1);
+        assert!(update.stop);
+    }
+}

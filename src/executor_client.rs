@@ -1,0 +1,189 @@
+//! The admin's calls to executors: `run`/`trigger`, `beat`, `idleBeat`, `kill`, `log`.
+//!
+//! One [`ExecutorClient`] per arbiter/thread (awc clients are not `Send`); it keeps connections
+//! alive between calls. Every answer is read as XXL-JOB's envelope, whichever of `content`/`data`
+//! carries the payload.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::protocol::{
+    AdminProtocol, AnyReturn, IdleBeatParam, KillParam, LogParam, LogResult, ReturnT, TriggerParam,
+    ACCESS_TOKEN_HEADER, APP_NAME_HEADER, FAIL_CODE,
+};
+
+/// XXL-JOB's admin→executor timeout (`xxl.job.timeout`, 3 s).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Who the admin is to an executor: the token and app name headers, and the protocol generation.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    /// `XXL-JOB-ACCESS-TOKEN` value, if any.
+    pub access_token: Option<String>,
+    /// `XXL-JOB-APPNAME` value (sent to 3.5 executors, which require it).
+    pub app_name: Option<String>,
+    /// v3.5 executors take `/trigger` and `logDateTime`; older ones `/run` and `logDateTim`.
+    pub protocol: AdminProtocol,
+}
+
+/// HTTP client for executor calls; create one per thread and reuse it.
+pub struct ExecutorClient {
+    http: awc::Client,
+}
+
+impl Default for ExecutorClient {
+    fn default() -> Self {
+        Self::new(DEFAULT_TIMEOUT)
+    }
+}
+
+impl ExecutorClient {
+    /// A client whose calls give up after `timeout`.
+    pub fn new(timeout: Duration) -> Self {
+        let http = awc::Client::builder()
+            .timeout(timeout)
+            .connector(awc::Connector::new().timeout(timeout).limit(0))
+            .finish();
+        ExecutorClient { http }
+    }
+
+    /// Posts `body` to `{address}{path}` and reads the envelope; transport errors become `Err`.
+    async fn call<B: Serialize>(
+        &self,
+        address: &str,
+        path: &str,
+        creds: &Credentials,
+        body: Option<&B>,
+    ) -> Result<AnyReturn, String> {
+        let url = join_url(address, path);
+        let mut req = self
+            .http
+            .post(&url)
+            .insert_header(("Content-Type", "application/json;charset=UTF-8"));
+        if let Some(token) = &creds.access_token {
+            req = req.insert_header((ACCESS_TOKEN_HEADER, token.as_str()));
+        }
+        if let Some(app) = &creds.app_name {
+            req = req.insert_header((APP_NAME_HEADER, app.as_str()));
+        }
+        let sent = match body {
+            Some(b) => {
+                let json = serde_json::to_vec(b).map_err(|e| e.to_string())?;
+                req.send_body(json).await
+            }
+            None => req.send().await,
+        };
+        let mut res = sent.map_err(|e| format!("{url}: {e}"))?;
+        let bytes = res
+            .body()
+            .limit(5 * 1024 * 1024)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        if !res.status().is_success() {
+            return Err(format!(
+                "{url}: HTTP {} {}",
+                res.status().as_u16(),
+                String::from_utf8_lossy(&bytes)
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            ));
+        }
+        serde_json::from_slice::<AnyReturn>(&bytes).map_err(|e| {
+            format!(
+                "{url}: unreadable answer ({e}): {}",
+                String::from_utf8_lossy(&bytes)
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            )
+        })
+    }
+
+    /// Hands a trigger to the executor; the answer means "queued", not "done".
+    pub async fn run(&self, address: &str, creds: &Credentials, param: &TriggerParam) -> AnyReturn {
+        let path = match creds.protocol {
+            AdminProtocol::V2 => "run",
+            AdminProtocol::V35 => "trigger",
+        };
+        self.call(address, path, creds, Some(param))
+            .await
+            .unwrap_or_else(failure)
+    }
+
+    /// Liveness probe (FAILOVER routing).
+    pub async fn beat(&self, address: &str, creds: &Credentials) -> AnyReturn {
+        self.call::<Value>(address, "beat", creds, None)
+            .await
+            .unwrap_or_else(failure)
+    }
+
+    /// Busy probe for one job (BUSYOVER routing): 200 when idle.
+    pub async fn idle_beat(&self, address: &str, creds: &Credentials, job_id: i32) -> AnyReturn {
+        self.call(address, "idleBeat", creds, Some(&IdleBeatParam { job_id }))
+            .await
+            .unwrap_or_else(failure)
+    }
+
+    /// Stops a job's worker on the executor.
+    pub async fn kill(&self, address: &str, creds: &Credentials, job_id: i32) -> AnyReturn {
+        self.call(address, "kill", creds, Some(&KillParam { job_id }))
+            .await
+            .unwrap_or_else(failure)
+    }
+
+    /// Reads a run's log from a 1-based line.
+    pub async fn log(
+        &self,
+        address: &str,
+        creds: &Credentials,
+        log_id: i64,
+        log_date_time: i64,
+        from_line_num: i32,
+    ) -> ReturnT<LogResult> {
+        let param = LogParam {
+            log_date_time,
+            log_id,
+            from_line_num,
+        };
+        match self
+            .call(address, "log", creds, Some(&param.to_json(creds.protocol)))
+            .await
+        {
+            Ok(answer) => ReturnT {
+                code: answer.code,
+                msg: answer.msg,
+                payload: answer
+                    .payload
+                    .and_then(|v| serde_json::from_value::<LogResult>(v).ok()),
+            },
+            Err(e) => ReturnT::fail(e),
+        }
+    }
+}
+
+fn failure(e: String) -> AnyReturn {
+    ReturnT::with_code(FAIL_CODE, e)
+}
+
+/// `{address}{path}` with exactly one slash between (addresses end with `/` by convention).
+pub fn join_url(address: &str, path: &str) -> String {
+    format!("{}/{}", address.trim_end_matches('/'), path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_join_with_one_slash() {
+        assert_eq!(join_url("http://h:9999/", "run"), "http://h:9999/run");
+        assert_eq!(join_url("http://h:9999", "run"), "http://h:9999/run");
+        assert_eq!(
+            join_url("http://h:9999/jobs/", "beat"),
+            "http://h:9999/jobs/beat"
+        );
+    }
+}
