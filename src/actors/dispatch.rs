@@ -195,7 +195,7 @@ impl Actor for Dispatcher {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // triggers arrive in bursts each second; never make the ring wait on a full mailbox
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         let me = ctx.address();
         self.fast = Some(Pool::start(
             "fast",
@@ -316,7 +316,7 @@ impl Actor for TriggerWorker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         log::debug!("trigger worker {}#{} started", self.pool, self.index);
     }
 }
