@@ -791,3 +791,86 @@ engine_test!(two_admins_on_one_database_fire_each_time_once, |admin| {
         }
     }
 });
+
+engine_test!(
+    registry_monitor_drops_dead_executors_and_sorts_auto_lists,
+    |admin| {
+        let store = admin.store();
+        let auto = admin.group("monitored").await;
+        let manual = store
+            .insert_group(&JobGroup {
+                id: 0,
+                app_name: "handmade".into(),
+                title: "handmade".into(),
+                address_type: AddressType::Manual,
+                address_list: vec!["http://z:1/".into(), "http://a:1/".into()],
+                access_token: None,
+                update_time: now_ms(),
+            })
+            .await
+            .unwrap();
+        let now = now_ms();
+        store
+            .upsert_registry("EXECUTOR", "monitored", "http://c:1/", "v2", now)
+            .await
+            .unwrap();
+        store
+            .upsert_registry("EXECUTOR", "monitored", "http://b:1/", "v2", now)
+            .await
+            .unwrap();
+        store
+            .upsert_registry(
+                "EXECUTOR",
+                "monitored",
+                "http://dead:1/",
+                "v2",
+                now - 91_000,
+            )
+            .await
+            .unwrap();
+        store
+            .upsert_registry("EXECUTOR", "handmade", "http://x:1/", "v2", now)
+            .await
+            .unwrap();
+        admin
+            .actors
+            .registry
+            .send(jobwheel::actors::registry::RefreshGroups)
+            .await
+            .unwrap()
+            .unwrap();
+        let g = store.get_group(auto).await.unwrap().unwrap();
+        assert_eq!(g.address_list, vec!["http://b:1/", "http://c:1/"]);
+        let m = store.get_group(manual).await.unwrap().unwrap();
+        assert_eq!(
+            m.address_list,
+            vec!["http://z:1/", "http://a:1/"],
+            "manual lists are kept"
+        );
+        assert!(
+            store
+                .find_registration("http://dead:1/", 0)
+                .await
+                .unwrap()
+                .is_none(),
+            "dead entry removed"
+        );
+
+        // a new executor is listed at once, and a leaving one removed at once
+        let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        exec.register("monitored").await;
+        let g = store.get_group(auto).await.unwrap().unwrap();
+        assert!(
+            g.address_list.contains(&exec.address),
+            "{:?}",
+            g.address_list
+        );
+        let body = json!({"registryGroup": "EXECUTOR", "registryKey": "monitored", "registryValue": exec.address});
+        assert_eq!(
+            admin.post("/api/registryRemove", body, None).await["code"],
+            200
+        );
+        let g = store.get_group(auto).await.unwrap().unwrap();
+        assert_eq!(g.address_list, vec!["http://b:1/", "http://c:1/"]);
+    }
+);
