@@ -9,7 +9,7 @@ use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 
 use crate::actors::callback::CallbackActor;
-use crate::actors::dispatch::{dispatch_settings, Dispatcher};
+use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
 use crate::actors::registry::RegistryActor;
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
@@ -122,7 +122,8 @@ pub fn start_actors(store: &Store, settings: &AdminSettings, admin_address: Stri
 }
 
 impl AdminActors {
-    /// Graceful stop: no more pre-reads, then wait (bounded) until the ring has fired what it holds.
+    /// Graceful stop: no more pre-reads, then wait (bounded) until the ring has fired what it
+    /// holds and the dispatches in flight have ended.
     pub async fn drain(&self, limit: Duration) {
         self.schedule.do_send(StopScheduling);
         let started = Instant::now();
@@ -133,6 +134,18 @@ impl AdminActors {
                     log::info!("waiting for {n} fire time(s) in the ring");
                     actix_web::rt::time::sleep(Duration::from_millis(250)).await;
                 }
+            }
+        }
+        // a dispatch ends within the executor call timeout
+        let deadline =
+            Instant::now() + crate::executor_client::DEFAULT_TIMEOUT + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            match self.dispatcher.send(GetDispatchStats).await {
+                Ok(stats) if stats.in_flight > 0 => {
+                    log::info!("waiting for {} dispatch(es) in flight", stats.in_flight);
+                    actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+                }
+                _ => break,
             }
         }
     }
