@@ -3,9 +3,11 @@
 //! The admin (scheduling center) stores jobs and fires them; executors run them. See
 //! `DESIGN.md` in the shared folder for the picture and README.md for the commands.
 
+pub mod actors;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod executor;
 pub mod model;
 pub mod password;
 pub mod protocol;
