@@ -179,7 +179,7 @@ impl Actor for CallbackActor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // every finished run lands here; none may be refused for capacity
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
         self.retry_pending(ctx);
         ctx.run_interval(self.tuning.retry_interval, |act, ctx| act.retry_pending(ctx));
     }

@@ -140,7 +140,7 @@ impl Actor for JobActor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // the mailbox is the job's queue: no trigger may ever be refused for capacity
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
         log::debug!(
             "job {}: worker #{} started ({})",
             self.job_id,

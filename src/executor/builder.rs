@@ -504,6 +504,11 @@ impl Executor {
         });
     }
 
+    /// Refuses every further trigger (first step of [`shutdown`](Self::shutdown)).
+    pub async fn stop_accepting(&self) {
+        let _ = self.inner.router.send(StopAccepting).await;
+    }
+
     /// Graceful stop: refuse triggers, let running jobs finish for the grace period, kill and report the
     /// rest, deliver (or save) every callback, then remove the registration. Safe to call twice.
     pub async fn shutdown(&self) {
@@ -538,14 +543,19 @@ impl Executor {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        if tokio::time::timeout(REPORT_WAIT, inner.callback.send(Flush))
-            .await
-            .is_err()
-        {
-            log::warn!("callbacks still in flight at shutdown; unsent ones stay in callbacklogs/");
+        match tokio::time::timeout(REPORT_WAIT, inner.callback.send(Flush)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => log::error!("callbacks not flushed: callback actor gone ({e})"),
+            Err(_) => log::warn!(
+                "callbacks still in flight at shutdown; unsent ones stay in callbacklogs/"
+            ),
         }
         if let Some(registrar) = inner.registrar.get() {
-            let _ = tokio::time::timeout(REPORT_WAIT, registrar.send(Deregister)).await;
+            match tokio::time::timeout(REPORT_WAIT, registrar.send(Deregister)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => log::warn!("registryRemove not sent: registrar gone ({e})"),
+                Err(_) => log::warn!("registryRemove not answered within {REPORT_WAIT:?}"),
+            }
         }
         log::info!("executor {} stopped", inner.link.app_name);
     }

@@ -38,4 +38,4 @@ mod server;
 pub use builder::{Executor, ExecutorBuilder, ExecutorError};
 pub use context::JobContext;
 pub use handler::{IntoJobResult, JobHandler, JobResult};
-pub use server::ExecutorServer;
+pub use server::{shutdown_signal, ExecutorServer};

@@ -211,7 +211,7 @@ impl Actor for JobRouter {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // HTTP workers send here with `send`; a burst of triggers must queue, not fail
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
     }
 }
 

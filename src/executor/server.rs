@@ -40,6 +40,9 @@ impl ExecutorServer {
                 .default_service(web::to(fallback.clone()))
         })
         .shutdown_timeout(HTTP_SHUTDOWN_SECS)
+        // actix-server stops the whole actix system shortly after a signal, which would kill the
+        // executor's actors mid-shutdown; run_until_stopped handles signals instead
+        .disable_signals()
         .listen(listener)
         .map_err(|source| ExecutorError::Io {
             what: format!("cannot serve on port {port}"),
@@ -78,12 +81,22 @@ impl ExecutorServer {
 
     /// Serves until SIGINT/SIGTERM (or [`ServerHandle::stop`]), then shuts the executor down gracefully.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let served = match self.join.await {
-            Ok(r) => r,
-            Err(e) => Err(std::io::Error::other(e)),
+        let mut join = self.join;
+        let served = tokio::select! {
+            r = &mut join => r,
+            () = shutdown_signal() => {
+                log::info!("signal received; stopping executor {}", self.executor.app_name());
+                // refuse triggers before the port closes, so none is acknowledged and then lost
+                self.executor.stop_accepting().await;
+                self.handle.stop(true).await;
+                join.await
+            }
         };
         self.executor.shutdown().await;
-        served
+        match served {
+            Ok(r) => r,
+            Err(e) => Err(std::io::Error::other(e)),
+        }
     }
 
     /// A handle that stops the HTTP server from elsewhere.
@@ -96,5 +109,29 @@ impl ExecutorServer {
         self.handle.stop(true).await;
         let _ = self.join.await;
         self.executor.shutdown().await;
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C); for apps that mount the executor and shut down themselves.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(e) => {
+                log::warn!("cannot listen for SIGTERM ({e}); only Ctrl-C stops the executor");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
