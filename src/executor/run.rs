@@ -82,17 +82,18 @@ pub(crate) async fn execute(
         }
     };
     tokio::select! {
+        // a cancelled run reports the stop reason even if its work already returned (as Java does)
         biased;
+        _ = token.cancelled() => {
+            settle(join).await;
+            Outcome::Cancelled
+        }
         joined = &mut join => match joined {
             Ok(Some(result)) => Outcome::Finished(result),
             Ok(None) => Outcome::Cancelled,
             Err(e) if e.is_panic() => Outcome::Panicked(panic_message(e.into_panic())),
             Err(e) => Outcome::Panicked(format!("run aborted: {e}")),
         },
-        _ = token.cancelled() => {
-            settle(join).await;
-            Outcome::Cancelled
-        }
         _ = limit => {
             token.cancel();
             settle(join).await;
