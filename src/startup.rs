@@ -161,6 +161,11 @@ impl Admin {
             store.backend().name()
         );
         ensure_admin_user(&store, settings.admin_password.as_deref()).await?;
+        if settings.access_token.is_none() {
+            log::warn!(
+                "no --access-token: the executor API accepts any caller (groups with their own token still check it)"
+            );
+        }
 
         let listener = TcpListener::bind(settings.bind).map_err(|source| StartupError::Bind {
             addr: settings.bind.to_string(),
