@@ -134,7 +134,10 @@ async fn run_admin(settings: AdminSettings) -> Result<(), String> {
 }
 
 async fn run_standalone(settings: StandaloneSettings) -> Result<(), String> {
-    run_admin(settings.admin).await
+    let admin = Admin::build_standalone(&settings.admin, &settings.executor)
+        .await
+        .map_err(|e| e.to_string())?;
+    admin.run_until_stopped().await.map_err(|e| e.to_string())
 }
 
 async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
