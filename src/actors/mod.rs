@@ -1,6 +1,8 @@
 //! Actors. Executor side: `job_thread` (one `JobActor` per jobId), `executor_callback` (results to the
 //! admins), `registrar` (registration beat).
 
+#![warn(missing_docs)]
+
 pub mod executor_callback;
 pub mod job_thread;
 pub mod registrar;
