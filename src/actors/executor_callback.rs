@@ -122,6 +122,21 @@ impl CallbackActor {
         if let Some(t) = self.timer.take() {
             ctx.cancel_future(t);
         }
+        if self.link.addresses.is_empty() {
+            // nobody to report to (a local executor without admins): saving files would only pile up
+            for item in self.buffer.drain(..) {
+                log::info!(
+                    "no admin address: result of log {} (code {}) not reported",
+                    item.log_id,
+                    item.handle_code
+                );
+            }
+            self.first_waiting = None;
+            for tx in self.flushed.drain(..) {
+                let _ = tx.send(());
+            }
+            return;
+        }
         let take = self.buffer.len().min(self.tuning.batch_size);
         let batch: Vec<HandleCallbackParam> = self.buffer.drain(..take).collect();
         self.first_waiting = (!self.buffer.is_empty()).then(Instant::now);
