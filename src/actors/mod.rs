@@ -5,6 +5,8 @@
 //! Executor: [`job_thread`] (one `JobActor` per jobId), [`executor_callback`] (results to the
 //! admins), [`registrar`] (registration beat).
 
+#![warn(missing_docs)]
+
 pub mod callback;
 pub mod dispatch;
 pub mod executor_callback;

@@ -63,7 +63,6 @@ fn fail(msg: impl Into<String>) -> HttpResponse {
 }
 
 /// Method, token and app-name checks shared by every path, known or not.
-/// `Err` carries the message to answer with.
 fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), &'static str> {
     if req.method() != Method::POST {
         return Err(MSG_METHOD_NOT_SUPPORTED);
@@ -85,14 +84,26 @@ fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Past this much, an oversized body is no longer drained and the connection is dropped instead.
+const MAX_DRAIN: usize = 8 * MAX_BODY;
+
 async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, String> {
     let mut body = web::BytesMut::new();
+    let mut seen = 0usize;
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| e.to_string())?;
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err(format!("request body larger than {MAX_BODY} bytes"));
+        seen += chunk.len();
+        if seen > MAX_BODY {
+            // keep reading (without storing) so the client gets the envelope rather than a reset
+            if seen > MAX_DRAIN {
+                break;
+            }
+            continue;
         }
         body.extend_from_slice(&chunk);
+    }
+    if seen > MAX_BODY {
+        return Err(format!("request body larger than {MAX_BODY} bytes"));
     }
     Ok(body)
 }
