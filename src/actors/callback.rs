@@ -11,6 +11,7 @@ use super::trigger::{resume_fix_delay, TriggerEnv};
 use crate::clock::now_ms;
 use crate::model::{ScheduleType, TriggerType};
 use crate::protocol::{HandleCallbackParam, SUCCESS_CODE};
+use crate::store::detach;
 
 /// XXL-JOB truncates `handle_msg` to this many characters.
 pub const HANDLE_MSG_MAX: usize = 15_000;
@@ -65,12 +66,17 @@ impl Handler<ReportResults> for CallbackActor {
     fn handle(&mut self, msg: ReportResults, _ctx: &mut Self::Context) -> Self::Result {
         let env = self.env.clone();
         let dispatcher = self.dispatcher.clone();
+        // a tokio task, not the arbiter's local set: see `Store::detached`
         Box::pin(async move {
-            let mut outcome = CallbackOutcome::default();
-            for item in msg.0 {
-                complete_one(&env, &dispatcher, item, &mut outcome).await?;
-            }
-            Ok(outcome)
+            detach(async move {
+                let mut outcome = CallbackOutcome::default();
+                for item in msg.0 {
+                    complete_one(&env, &dispatcher, item, &mut outcome).await?;
+                }
+                Ok(outcome)
+            })
+            .await
+            .and_then(|r| r)
         })
     }
 }

@@ -8,7 +8,7 @@ use actix::prelude::*;
 use super::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::AddressType;
-use crate::store::{Store, StoreError};
+use crate::store::{detach, Store, StoreError};
 
 /// How often dead registrations are removed and group lists refreshed (XXL-JOB's beat).
 pub const MONITOR_INTERVAL: Duration = Duration::from_secs(30);
@@ -90,8 +90,12 @@ impl Handler<Tick> for RegistryActor {
         let store = self.store.clone();
         Box::pin(
             async move {
-                if let Err(e) = refresh_all(&store).await {
-                    log::error!("registry monitor pass failed (retried next pass): {e}");
+                match detach(async move { refresh_all(&store).await }).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        log::error!("registry monitor pass failed (retried next pass): {e}")
+                    }
+                    Err(e) => log::error!("registry monitor pass failed (retried next pass): {e}"),
                 }
             }
             .into_actor(self),
@@ -104,7 +108,11 @@ impl Handler<RefreshGroups> for RegistryActor {
 
     fn handle(&mut self, _msg: RefreshGroups, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
-        Box::pin(async move { refresh_all(&store).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            detach(async move { refresh_all(&store).await.map_err(|e| e.to_string()) })
+                .await
+                .and_then(|r| r)
+        })
     }
 }
 
@@ -113,7 +121,7 @@ impl Handler<Register> for RegistryActor {
 
     fn handle(&mut self, msg: Register, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
-        Box::pin(async move {
+        Box::pin(detach_flat(async move {
             let known = store
                 .find_registration(&msg.address, now_ms() - DEAD_AFTER_MS)
                 .await
@@ -142,7 +150,7 @@ impl Handler<Register> for RegistryActor {
                     .map_err(|e| e.to_string())?;
             }
             Ok(())
-        })
+        }))
     }
 }
 
@@ -151,7 +159,7 @@ impl Handler<Unregister> for RegistryActor {
 
     fn handle(&mut self, msg: Unregister, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
-        Box::pin(async move {
+        Box::pin(detach_flat(async move {
             let removed = store
                 .remove_registry(&msg.group, &msg.app_name, &msg.address)
                 .await
@@ -163,8 +171,16 @@ impl Handler<Unregister> for RegistryActor {
                     .map_err(|e| e.to_string())?;
             }
             Ok(())
-        })
+        }))
     }
+}
+
+/// Runs a handler's database work as a tokio task (see `Store::detached`).
+async fn detach_flat<Fut>(work: Fut) -> Result<(), String>
+where
+    Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+{
+    detach(work).await.and_then(|r| r)
 }
 
 /// Removes dead registrations and rewrites every automatic group's sorted address list.

@@ -99,33 +99,38 @@ impl ScheduleActor {
         let batch = self.batch;
         // one pass at a time: the actor handles nothing else until it ends
         ctx.wait(
-            async move { pre_read(&store, tz, batch, now_ms()).await }
-                .into_actor(self)
-                .map(|result, act, ctx| match result {
-                    Ok(pass) => {
-                        act.failures = 0;
-                        let full = pass.read as i64 >= act.batch;
-                        act.deliver(pass.fires);
-                        let wait = if full {
-                            Duration::ZERO
-                        } else {
-                            // the next pass a little after the next second begins
-                            Duration::from_millis((1_000 - now_ms().rem_euclid(1_000) + 100) as u64)
-                        };
-                        act.schedule_next(ctx, wait);
-                    }
-                    Err(e) => {
-                        act.failures += 1;
-                        let backoff =
-                            Duration::from_secs(1u64 << act.failures.min(5)).min(MAX_BACKOFF);
-                        log::error!(
-                            "schedule pass failed ({} in a row), retrying in {:?}: {e}",
-                            act.failures,
-                            backoff
-                        );
-                        act.schedule_next(ctx, backoff);
-                    }
-                }),
+            async move {
+                store
+                    .detached(
+                        move |store| async move { pre_read(&store, tz, batch, now_ms()).await },
+                    )
+                    .await
+            }
+            .into_actor(self)
+            .map(|result, act, ctx| match result {
+                Ok(pass) => {
+                    act.failures = 0;
+                    let full = pass.read as i64 >= act.batch;
+                    act.deliver(pass.fires);
+                    let wait = if full {
+                        Duration::ZERO
+                    } else {
+                        // the next pass a little after the next second begins
+                        Duration::from_millis((1_000 - now_ms().rem_euclid(1_000) + 100) as u64)
+                    };
+                    act.schedule_next(ctx, wait);
+                }
+                Err(e) => {
+                    act.failures += 1;
+                    let backoff = Duration::from_secs(1u64 << act.failures.min(5)).min(MAX_BACKOFF);
+                    log::error!(
+                        "schedule pass failed ({} in a row), retrying in {:?}: {e}",
+                        act.failures,
+                        backoff
+                    );
+                    act.schedule_next(ctx, backoff);
+                }
+            }),
         );
     }
 

@@ -70,7 +70,12 @@ pub async fn run_trigger(
     router: &RefCell<Router>,
     msg: Trigger,
 ) -> TriggerReport {
-    let job = match env.store.get_job(msg.job_id).await {
+    let job_id = msg.job_id;
+    let job = match env
+        .store
+        .detached(move |s| async move { s.get_job(job_id).await })
+        .await
+    {
         Ok(Some(job)) => job,
         Ok(None) => {
             log::warn!(
@@ -106,7 +111,12 @@ pub async fn run_trigger(
             ..Default::default()
         };
     }
-    let group = match env.store.get_group(job.job_group).await {
+    let group_id = job.job_group;
+    let group = match env
+        .store
+        .detached(move |s| async move { s.get_group(group_id).await })
+        .await
+    {
         Ok(group) => group,
         Err(e) => {
             log::error!(
@@ -194,7 +204,14 @@ pub async fn run_trigger(
 pub async fn resume_fix_delay(env: &TriggerEnv, job: &JobInfo, ended: i64) {
     let tz = crate::timing::parse_timezone(&job.timezone, env.default_tz).unwrap_or(env.default_tz);
     match crate::timing::next_fire_time(job.schedule_type, &job.schedule_conf, tz, ended) {
-        Ok(Some(next)) => match env.store.resume_after_run(job.id, next).await {
+        Ok(Some(next)) => match env
+            .store
+            .detached({
+                let id = job.id;
+                move |s| async move { s.resume_after_run(id, next).await }
+            })
+            .await
+        {
             Ok(true) => log::debug!("job {} (FIX_DELAY) next fire at {next}", job.id),
             Ok(false) => {}
             Err(e) => log::error!("job {}: cannot set the FIX_DELAY fire time: {e}", job.id),
@@ -223,9 +240,13 @@ async fn targets(
             registry_type: "Automatic registration",
         });
     };
+    let app = group.app_name.clone();
     let live = env
         .store
-        .find_live_registry_for(&group.app_name, now_ms() - DEAD_AFTER_MS)
+        .detached(move |s| async move {
+            s.find_live_registry_for(&app, now_ms() - DEAD_AFTER_MS)
+                .await
+        })
         .await?;
     let protocol = |value: &str| {
         live.iter()
@@ -276,15 +297,16 @@ async fn process(
     p: ProcessTrigger<'_>,
 ) -> Result<(i64, i32), String> {
     let job = p.job;
+    let new_log = NewLog {
+        job_group: job.job_group,
+        job_id: job.id,
+        trigger_type: p.trigger.trigger_type,
+        schedule_time: p.trigger.schedule_time,
+        trigger_time: p.trigger_time,
+    };
     let log_id = env
         .store
-        .insert_log(&NewLog {
-            job_group: job.job_group,
-            job_id: job.id,
-            trigger_type: p.trigger.trigger_type,
-            schedule_time: p.trigger.schedule_time,
-            trigger_time: p.trigger_time,
-        })
+        .detached(move |s| async move { s.insert_log(&new_log).await })
         .await
         .map_err(|e| format!("cannot insert the log row: {e}"))?;
 
@@ -389,7 +411,11 @@ async fn process(
         executor_sharding_param: broadcast.then(|| format!("{}/{}", p.index, p.total)),
         executor_fail_retry_count: p.fail_retry_count,
     };
-    if let Err(e) = env.store.set_trigger_outcome(log_id, &outcome).await {
+    let recorded = env
+        .store
+        .detached(move |s| async move { s.set_trigger_outcome(log_id, &outcome).await })
+        .await;
+    if let Err(e) = recorded {
         log::error!(
             "job {} log {log_id}: cannot record the trigger outcome: {e}",
             job.id

@@ -68,6 +68,9 @@ pub enum StoreError {
     /// A unique value (app name, username, ...) is already taken.
     #[error("{0} already exists")]
     Duplicate(String),
+    /// A detached database task ended without an answer (panicked or cancelled at shutdown).
+    #[error("database task failed: {0}")]
+    Task(String),
 }
 
 /// Result of a store call.
@@ -233,6 +236,23 @@ impl Store {
         on_pool!(self, pool => pool.close().await)
     }
 
+    /// Runs `work` as its own tokio task and waits for it.
+    ///
+    /// Actors run their futures on an arbiter's local task set, which is dropped outside any
+    /// runtime context when the arbiter stops; a pooled connection dropped there panics in
+    /// sqlx's `Drop` and aborts the process. A tokio task is dropped inside its runtime instead,
+    /// so actor code reaches the database through this.
+    pub async fn detached<T, F, Fut>(&self, work: F) -> StoreResult<T>
+    where
+        F: FnOnce(Store) -> Fut,
+        Fut: std::future::Future<Output = StoreResult<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        detach(work(self.clone()))
+            .await
+            .unwrap_or_else(|e| Err(StoreError::Task(e)))
+    }
+
     /// The statement in this backend's placeholder style (`?` is rewritten to `$n` for PostgreSQL).
     pub(crate) fn sql<'a>(&self, sql: impl Into<Cow<'a, str>>) -> Cow<'a, str> {
         let sql = sql.into();
@@ -241,6 +261,16 @@ impl Store {
             _ => sql,
         }
     }
+}
+
+/// Runs a database future as its own tokio task (see [`Store::detached`] for why); `Err` when the
+/// task panicked or was cancelled.
+pub async fn detach<T, Fut>(work: Fut) -> Result<T, String>
+where
+    Fut: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::spawn(work).await.map_err(|e| e.to_string())
 }
 
 /// `mariadb://` is accepted as a synonym; the driver only knows `mysql://`.
