@@ -11,6 +11,7 @@ use crate::actors::registry::RegistryActor;
 use crate::config::AdminSettings;
 use crate::store::Store;
 
+pub mod api;
 mod executor_api;
 mod health;
 
@@ -39,5 +40,6 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
             .route("/healthz", web::get().to(health::healthz));
         executor_api::mount(cfg, "");
         executor_api::mount(cfg, "/xxl-job-admin");
+        api::mount(cfg);
     }
 }
