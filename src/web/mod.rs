@@ -38,8 +38,9 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
         cfg.app_data(web::Data::new(state))
             .app_data(web::PayloadConfig::new(5 * 1024 * 1024))
             .route("/healthz", web::get().to(health::healthz));
+        // before the executor API, whose "/api" scope would otherwise take "/api/v1" too
+        api::mount(cfg);
         executor_api::mount(cfg, "");
         executor_api::mount(cfg, "/xxl-job-admin");
-        api::mount(cfg);
     }
 }

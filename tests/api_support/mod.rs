@@ -71,6 +71,7 @@ pub struct TestApp {
 
 /// Starts an admin on a fresh database of `backend`, or `None` when the backend is not configured.
 pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
+    let _ = env_logger::builder().is_test(true).try_init();
     let db = TestDb::create(backend).await?;
     let args = AdminArgs {
         bind: Some("127.0.0.1:0".into()),
