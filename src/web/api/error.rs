@@ -36,6 +36,9 @@ pub enum ApiError {
         /// The input field that named it, if it came from the body or query.
         field: Option<&'static str>,
     },
+    /// 413: the body is larger than the API reads.
+    #[error("{0}")]
+    PayloadTooLarge(String),
     /// 409: the request clashes with the current state.
     #[error("{0}")]
     Conflict(String),
@@ -116,6 +119,7 @@ impl ResponseError for ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -1,10 +1,31 @@
 //! REST API v1: JSON under `/api/v1`, session-cookie or bearer-token auth.
 //!
 //! Times are epoch milliseconds; field names follow XXL-JOB (camelCase). Errors answer
-//! `{"error": "...", "field": "..."}` with 400 (bad input), 401, 403, 404, 409, 502 or 500.
+//! `{"error": "...", "field": "..."}` with 400 (bad input; `field` names it), 401 (no valid
+//! session or token), 403 (not permitted), 404 (no such group/job/log), 409 (conflict),
+//! 413 (body too large), 502 (executor unreachable) or 500 (logged, details not shown).
+//!
+//! | endpoint | what |
+//! |---|---|
+//! | `POST /auth/login {username,password}` | `{id,username,role,permission}` + HttpOnly cookie `jobwheel_session` (7 days) |
+//! | `POST /auth/logout`, `GET /auth/me` | end the session; who am I |
+//! | `GET/POST /groups`, `GET/PUT/DELETE /groups/{id}` | executor groups (writes: admins only) |
+//! | `GET/POST /jobs`, `GET/PUT/DELETE /jobs/{id}` | jobs; list filters `jobGroup, triggerStatus, jobDesc, executorHandler, author, offset, limit` |
+//! | `POST /jobs/{id}/start`, `/stop`, `/trigger {executorParam?, addressList?}` | schedule on/off; one manual run → `{logIds, triggerCodes}` |
+//! | `GET /jobs/{id}/next-fire-times?count=5` | `{fireTimes}` (1–100) |
+//! | `POST /schedule/preview {scheduleType, scheduleConf, timezone?, count?, from?}` | `{fireTimes}` |
+//! | `GET /logs` (`jobGroup, jobId, status, from, to, offset, limit`), `GET /logs/{id}` | run records |
+//! | `GET /logs/{id}/content?fromLine=1` | the executor's log lines (proxied `/log`) |
+//! | `POST /logs/{id}/kill` | stop a running run (executor `/kill`), recorded as failed |
+//! | `DELETE /logs?jobGroup&jobId&olderThanDays\|keepLast` | `{deleted}` |
+//! | `GET /registry` | executors online: `[{appName, address, protocol, updateTime}]` |
+//!
+//! Normal users (role USER) see and change only jobs, logs and executors of the groups in their
+//! `permission` list; admins everything.
 
 use std::time::Duration;
 
+use actix_web::error::JsonPayloadError;
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Serialize;
@@ -42,9 +63,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
             .app_data(
                 web::JsonConfig::default()
                     .limit(JSON_LIMIT)
-                    .error_handler(|e, _| {
-                        ApiError::bad_request(format!("invalid JSON body: {e}")).into()
-                    }),
+                    .error_handler(|e, _| json_error(e).into()),
             )
             .app_data(
                 web::QueryConfig::default().error_handler(|e, _| {
@@ -73,6 +92,16 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .default_service(web::to(not_found)),
             ),
     );
+}
+
+/// A body that is too large answers 413; any other unreadable body 400 with serde's message.
+fn json_error(e: JsonPayloadError) -> ApiError {
+    match e {
+        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+            ApiError::PayloadTooLarge(format!("{e}"))
+        }
+        other => ApiError::bad_request(format!("invalid JSON body: {other}")),
+    }
 }
 
 async fn not_found(req: HttpRequest) -> ApiResult<HttpResponse> {
@@ -168,6 +197,18 @@ mod tests {
         assert!(paging(Some(-1), None).is_err());
         assert!(paging(None, Some(0)).is_err());
         assert!(paging(None, Some(1001)).is_err());
+    }
+
+    #[test]
+    fn oversized_bodies_are_413() {
+        use actix_web::ResponseError;
+        let e = json_error(JsonPayloadError::OverflowKnownLength {
+            length: 3_000_000,
+            limit: JSON_LIMIT,
+        });
+        assert_eq!(e.status_code().as_u16(), 413);
+        let e = json_error(JsonPayloadError::ContentType);
+        assert_eq!(e.status_code().as_u16(), 400);
     }
 
     #[test]

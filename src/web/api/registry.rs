@@ -50,7 +50,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
         .filter(|r| {
             visible_apps
                 .as_ref()
-                .map_or(true, |apps| apps.contains(&r.registry_key))
+                .is_none_or(|apps| apps.contains(&r.registry_key))
         })
         .map(|r| Online {
             app_name: r.registry_key,
