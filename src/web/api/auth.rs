@@ -216,7 +216,7 @@ pub(super) async fn login(
         .await
         .map_err(|e| ApiError::Internal(format!("password check failed: {e}")))?;
     let Some(user) = user.filter(|_| matches) else {
-        log::info!("failed login for '{username}'");
+        log::info!("failed login for {username:?}");
         return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
     };
     let token = random_secret(TOKEN_LEN);
@@ -240,7 +240,7 @@ pub(super) async fn login(
         .same_site(SameSite::Lax)
         .max_age(CookieDuration::milliseconds(SESSION_TTL_MS))
         .finish();
-    log::info!("user '{}' logged in", user.username);
+    log::info!("user {:?} logged in", user.username);
     Ok(HttpResponse::Ok().cookie(cookie).json(Me::of(&user)))
 }
 
