@@ -7,7 +7,7 @@ use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 use crate::model::{alarm_status, JobLog, LogCounts, NewLog, TriggerOutcome};
 
-const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
+pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
     handle_time, handle_code, handle_msg, alarm_status";
 
@@ -66,7 +66,7 @@ pub struct LogFilter {
 }
 
 impl LogFilter {
-    fn to_filter(&self) -> Filter {
+    pub(crate) fn to_filter(&self) -> Filter {
         let mut f = Filter::default();
         if let Some(g) = self.job_group {
             f.and("job_group = ?", Param::Int(g));
@@ -87,7 +87,7 @@ impl LogFilter {
     }
 }
 
-fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
+pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
     let id = row.long("id")?;
     Ok(JobLog {
         id,

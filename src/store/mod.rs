@@ -25,6 +25,7 @@ mod registry;
 mod reports;
 mod rows;
 mod schedule;
+mod scoped;
 mod users;
 
 pub use jobs::JobFilter;

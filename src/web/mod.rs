@@ -11,6 +11,7 @@ use crate::actors::registry::RegistryActor;
 use crate::config::AdminSettings;
 use crate::store::Store;
 
+pub mod api;
 mod executor_api;
 mod health;
 
@@ -37,6 +38,8 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
         cfg.app_data(web::Data::new(state))
             .app_data(web::PayloadConfig::new(5 * 1024 * 1024))
             .route("/healthz", web::get().to(health::healthz));
+        // before the executor API, whose "/api" scope would otherwise take "/api/v1" too
+        api::mount(cfg);
         executor_api::mount(cfg, "");
         executor_api::mount(cfg, "/xxl-job-admin");
     }

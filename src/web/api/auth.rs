@@ -1,0 +1,307 @@
+//! Login, logout, the current user, and the middleware that admits every other `/api/v1` call.
+//!
+//! A login stores a session in the database (SHA-256 of a random token; the token itself is
+//! only in the client's HttpOnly cookie), so every admin of a cluster accepts it. Scripts send
+//! `Authorization: Bearer <token>` instead; tokens are stored hashed the same way.
+
+use std::future::{ready, Ready};
+use std::sync::OnceLock;
+
+use actix_web::body::MessageBody;
+use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header;
+use actix_web::middleware::Next;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::error::{ApiError, ApiResult};
+use crate::clock::now_ms;
+use crate::model::{Role, Session, User};
+use crate::password::{hash_password, random_secret, verify_password};
+use crate::web::AppState;
+
+/// Name of the session cookie.
+pub const SESSION_COOKIE: &str = "jobwheel_session";
+/// How long a session lasts after login.
+pub const SESSION_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
+/// Characters of a session token (alphanumeric: ~5.95 bits each, so ~256 bits).
+const TOKEN_LEN: usize = 43;
+/// The one message for any failed login: it never tells which part was wrong.
+const BAD_LOGIN: &str = "wrong username or password";
+/// Longest accepted username/password, so hashing cannot be abused.
+const MAX_CREDENTIAL_LEN: usize = 256;
+
+/// SHA-256 hex of a session or API token: what the database holds.
+pub fn token_hash(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The authenticated caller of a request.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// The user (or the owner of the bearer token).
+    pub user: User,
+}
+
+impl Principal {
+    /// Admins see everything.
+    pub fn is_admin(&self) -> bool {
+        self.user.role == Role::Admin
+    }
+
+    /// Whether the caller may see and change jobs, logs and executors of `group_id`.
+    pub fn can_access(&self, group_id: i32) -> bool {
+        self.is_admin() || self.user.permission.contains(&group_id)
+    }
+
+    /// 403 unless the caller may use `group_id`.
+    pub fn require_group(&self, group_id: i32) -> ApiResult<()> {
+        if self.can_access(group_id) {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(format!(
+                "no permission for executor group {group_id}"
+            )))
+        }
+    }
+
+    /// 403 unless the caller is an admin.
+    pub fn require_admin(&self) -> ApiResult<()> {
+        if self.is_admin() {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(
+                "only administrators may do this".into(),
+            ))
+        }
+    }
+
+    /// The groups a normal user is limited to; `None` for admins (no limit).
+    pub fn group_scope(&self) -> Option<&[i32]> {
+        (!self.is_admin()).then_some(self.user.permission.as_slice())
+    }
+}
+
+impl FromRequest for Principal {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(
+            req.extensions()
+                .get::<Principal>()
+                .cloned()
+                .ok_or_else(|| ApiError::Unauthorized("not logged in".into())),
+        )
+    }
+}
+
+/// Finds the caller from the bearer token or the session cookie; `Ok(None)` when neither is valid.
+async fn authenticate(state: &AppState, req: &HttpRequest) -> ApiResult<Option<Principal>> {
+    let now = now_ms();
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| token.trim().to_string())
+        })
+        .filter(|t| !t.is_empty());
+    if let Some(token) = bearer {
+        let Some(api_token) = state.store.use_api_token(&token_hash(&token), now).await? else {
+            return Ok(None);
+        };
+        let user = state.store.get_user(api_token.user_id).await?;
+        return Ok(user.map(|user| Principal { user }));
+    }
+    let Some(cookie) = req.cookie(SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    let hash = token_hash(cookie.value());
+    let Some(session) = state.store.get_session(&hash, now).await? else {
+        return Ok(None);
+    };
+    let user = state.store.get_user(session.user_id).await?;
+    Ok(user.map(|user| Principal { user }))
+}
+
+/// Middleware: admits a request with a valid session or bearer token (401 JSON otherwise) and
+/// leaves the [`Principal`] in the request's extensions.
+pub async fn require_login(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return Err(ApiError::Internal("application state missing".into()).into());
+    };
+    match authenticate(&state, req.request()).await? {
+        Some(principal) => {
+            req.extensions_mut().insert(principal);
+            next.call(req).await
+        }
+        None => Err(ApiError::Unauthorized(
+            "not logged in: POST /api/v1/auth/login, or send Authorization: Bearer <token>".into(),
+        )
+        .into()),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct LoginBody {
+    username: String,
+    password: String,
+}
+
+/// What login and `me` answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Me {
+    id: i32,
+    username: String,
+    role: &'static str,
+    permission: Vec<i32>,
+}
+
+impl Me {
+    fn of(user: &User) -> Self {
+        Me {
+            id: user.id,
+            username: user.username.clone(),
+            role: match user.role {
+                Role::Admin => "ADMIN",
+                Role::User => "USER",
+            },
+            permission: user.permission.clone(),
+        }
+    }
+}
+
+/// A valid hash that no password matches in practice, so an unknown user costs as much as a
+/// known one (no timing hint about which usernames exist).
+fn dummy_hash() -> &'static str {
+    static DUMMY: OnceLock<String> = OnceLock::new();
+    DUMMY.get_or_init(|| hash_password(&random_secret(32)).unwrap_or_default())
+}
+
+/// `POST /api/v1/auth/login {username, password}`.
+pub(super) async fn login(
+    state: web::Data<AppState>,
+    body: web::Json<LoginBody>,
+) -> ApiResult<HttpResponse> {
+    let LoginBody { username, password } = body.into_inner();
+    let username = username.trim().to_string();
+    if username.is_empty() || password.is_empty() {
+        return Err(ApiError::bad_request("username and password are required"));
+    }
+    if username.len() > MAX_CREDENTIAL_LEN || password.len() > MAX_CREDENTIAL_LEN {
+        return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
+    }
+    let user = state.store.get_user_by_name(&username).await?;
+    let stored = user
+        .as_ref()
+        .map(|u| u.password_hash.clone())
+        .unwrap_or_else(|| dummy_hash().to_string());
+    // argon2 takes tens of milliseconds of CPU: keep it off the worker's event loop
+    let matches = web::block(move || verify_password(&password, &stored))
+        .await
+        .map_err(|e| ApiError::Internal(format!("password check failed: {e}")))?;
+    let Some(user) = user.filter(|_| matches) else {
+        log::info!("failed login for {username:?}");
+        return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
+    };
+    let token = random_secret(TOKEN_LEN);
+    let now = now_ms();
+    state
+        .store
+        .insert_session(&Session {
+            token_hash: token_hash(&token),
+            user_id: user.id,
+            created_time: now,
+            expire_time: now + SESSION_TTL_MS,
+        })
+        .await?;
+    // an occasional sweep keeps the session table small
+    if let Err(e) = state.store.delete_expired_sessions(now).await {
+        log::warn!("cannot delete expired sessions: {e}");
+    }
+    let cookie = Cookie::build(SESSION_COOKIE, token)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .max_age(CookieDuration::milliseconds(SESSION_TTL_MS))
+        .finish();
+    log::info!("user {:?} logged in", user.username);
+    Ok(HttpResponse::Ok().cookie(cookie).json(Me::of(&user)))
+}
+
+/// `POST /api/v1/auth/logout`: ends the cookie's session (if any) and clears the cookie.
+pub(super) async fn logout(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> ApiResult<HttpResponse> {
+    if let Some(cookie) = req.cookie(SESSION_COOKIE) {
+        state
+            .store
+            .delete_session(&token_hash(cookie.value()))
+            .await?;
+    }
+    let mut removal = Cookie::build(SESSION_COOKIE, "")
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .finish();
+    removal.make_removal();
+    Ok(HttpResponse::NoContent().cookie(removal).finish())
+}
+
+/// `GET /api/v1/auth/me`.
+pub(super) async fn me(principal: Principal) -> web::Json<Me> {
+    web::Json(Me::of(&principal.user))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_hashes_are_sha256_hex() {
+        assert_eq!(
+            token_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn group_permissions_follow_the_role() {
+        let user = User {
+            id: 2,
+            username: "u".into(),
+            password_hash: String::new(),
+            role: Role::User,
+            permission: vec![3],
+        };
+        let p = Principal { user: user.clone() };
+        assert!(p.can_access(3));
+        assert!(!p.can_access(4));
+        assert!(p.require_admin().is_err());
+        assert_eq!(p.group_scope(), Some(&[3][..]));
+        let admin = Principal {
+            user: User {
+                role: Role::Admin,
+                ..user
+            },
+        };
+        assert!(admin.can_access(4));
+        assert_eq!(admin.group_scope(), None);
+    }
+}

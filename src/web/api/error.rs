@@ -1,0 +1,180 @@
+//! The REST API's one error type and its HTTP mapping.
+//!
+//! Every error answers JSON `{"error": "...", "field": "..."}` (`field` only when one input is
+//! to blame). Database failures answer 500 with a generic message; the detail goes to the log,
+//! never to the client.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+
+use crate::store::StoreError;
+use crate::timing::ScheduleError;
+
+/// What went wrong in a REST call, by the status it answers.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the input is unusable.
+    #[error("{message}")]
+    BadRequest {
+        /// For the user.
+        message: String,
+        /// The input field to blame, camelCase as in the request.
+        field: Option<&'static str>,
+    },
+    /// 401: no valid session or token.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 403: logged in, but not allowed.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: the named resource does not exist.
+    #[error("{message}")]
+    NotFound {
+        /// For the user.
+        message: String,
+        /// The input field that named it, if it came from the body or query.
+        field: Option<&'static str>,
+    },
+    /// 413: the body is larger than the API reads.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// 409: the request clashes with the current state.
+    #[error("{0}")]
+    Conflict(String),
+    /// 502: an executor could not be reached or refused.
+    #[error("{0}")]
+    BadGateway(String),
+    /// 503: an actor the call needs is gone (shutting down).
+    #[error("{0}")]
+    Unavailable(String),
+    /// 500: a database or internal failure; logged, never shown.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Result of a REST handler.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    /// 400 blaming `field`.
+    pub fn field(field: &'static str, message: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            message: message.into(),
+            field: Some(field),
+        }
+    }
+
+    /// 400 without a single field to blame.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    /// 404.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::NotFound {
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    /// 404 naming the input field that referred to the missing thing.
+    pub fn not_found_field(field: &'static str, message: impl Into<String>) -> Self {
+        ApiError::NotFound {
+            message: message.into(),
+            field: Some(field),
+        }
+    }
+
+    /// 400 for a schedule problem, blaming `field`.
+    pub fn schedule(field: &'static str, e: ScheduleError) -> Self {
+        ApiError::field(field, e.0)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Duplicate(what) => ApiError::Conflict(format!("{what} already exists")),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let (error, field): (String, Option<&str>) = match self {
+            ApiError::BadRequest { message, field } | ApiError::NotFound { message, field } => {
+                (message.clone(), *field)
+            }
+            ApiError::Internal(detail) => {
+                log::error!("REST API internal error: {detail}");
+                ("internal error; see the admin's log".to_string(), None)
+            }
+            other => (other.to_string(), None),
+        };
+        HttpResponse::build(self.status_code()).json(ErrorBody {
+            error: &error,
+            field,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::body::MessageBody;
+
+    fn body(e: ApiError) -> (u16, serde_json::Value) {
+        let res = e.error_response();
+        let status = res.status().as_u16();
+        let bytes = res.into_body().try_into_bytes().unwrap_or_default();
+        (status, serde_json::from_slice(&bytes).unwrap_or_default())
+    }
+
+    #[test]
+    fn errors_answer_json_with_their_status() {
+        let (s, b) = body(ApiError::field("appName", "too short"));
+        assert_eq!(s, 400);
+        assert_eq!(b["error"], "too short");
+        assert_eq!(b["field"], "appName");
+        let (s, b) = body(ApiError::Conflict("taken".into()));
+        assert_eq!(s, 409);
+        assert!(b.get("field").is_none());
+    }
+
+    #[test]
+    fn database_errors_do_not_leak() {
+        let e: ApiError =
+            StoreError::Database(sqlx::Error::Protocol("SELECT secret FROM x".into())).into();
+        let (s, b) = body(e);
+        assert_eq!(s, 500);
+        assert!(!b["error"].as_str().unwrap_or_default().contains("SELECT"));
+        let e: ApiError = StoreError::Duplicate("group with app name 'x'".into()).into();
+        assert_eq!(body(e).0, 409);
+    }
+}

@@ -1,0 +1,336 @@
+//! `/api/v1/groups`: executor groups. Everyone sees the groups they may use; only admins
+//! create, edit and delete them (as XXL-JOB's group page is admin-only).
+
+use std::collections::BTreeMap;
+
+use actix_web::{web, HttpResponse};
+use serde::{Deserialize, Serialize};
+
+use super::auth::Principal;
+use super::error::{ApiError, ApiResult};
+use super::{check_address, load_group};
+use crate::actors::registry::RefreshGroups;
+use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::clock::now_ms;
+use crate::model::{AddressType, JobGroup};
+use crate::protocol::REGISTRY_GROUP_EXECUTOR;
+use crate::web::AppState;
+
+pub(super) fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/groups", web::get().to(list))
+        .route("/groups", web::post().to(create))
+        .route("/groups/{id}", web::get().to(get))
+        .route("/groups/{id}", web::put().to(update))
+        .route("/groups/{id}", web::delete().to(delete));
+}
+
+/// A group as the API shows it; the access token itself is never shown.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupView {
+    id: i32,
+    app_name: String,
+    title: String,
+    address_type: AddressType,
+    address_list: Vec<String>,
+    access_token_set: bool,
+    update_time: i64,
+}
+
+/// Create/update body; on update, omitted fields keep their value.
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct GroupBody {
+    app_name: Option<String>,
+    title: Option<String>,
+    address_type: Option<String>,
+    address_list: Option<Vec<String>>,
+    /// `""` removes the group's own token (the global one applies again).
+    access_token: Option<String>,
+}
+
+/// Live executor addresses per app name (beat within 90 s), sorted.
+async fn live_addresses(state: &AppState) -> ApiResult<BTreeMap<String, Vec<String>>> {
+    let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in state
+        .store
+        .find_live_registry(now_ms() - DEAD_AFTER_MS)
+        .await?
+    {
+        if r.registry_group == REGISTRY_GROUP_EXECUTOR {
+            map.entry(r.registry_key)
+                .or_default()
+                .push(r.registry_value);
+        }
+    }
+    for list in map.values_mut() {
+        list.sort();
+        list.dedup();
+    }
+    Ok(map)
+}
+
+fn view(group: JobGroup, live: &BTreeMap<String, Vec<String>>) -> GroupView {
+    let address_list = match group.address_type {
+        AddressType::Auto => live.get(&group.app_name).cloned().unwrap_or_default(),
+        AddressType::Manual => group.address_list,
+    };
+    GroupView {
+        id: group.id,
+        app_name: group.app_name,
+        title: group.title,
+        address_type: group.address_type,
+        address_list,
+        access_token_set: group.access_token.as_deref().is_some_and(|t| !t.is_empty()),
+        update_time: group.update_time,
+    }
+}
+
+/// Applies a body onto `group` (a new one or the stored one) and validates the result.
+fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
+    if let Some(app) = body.app_name {
+        group.app_name = app.trim().to_string();
+    }
+    if let Some(title) = body.title {
+        group.title = title.trim().to_string();
+    }
+    if let Some(t) = body.address_type {
+        group.address_type = t
+            .trim()
+            .parse()
+            .map_err(|e| ApiError::field("addressType", format!("{e}")))?;
+    }
+    if let Some(list) = body.address_list {
+        group.address_list = list
+            .into_iter()
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+            .collect();
+    }
+    if let Some(token) = body.access_token {
+        let token = token.trim().to_string();
+        group.access_token = (!token.is_empty()).then_some(token);
+    }
+
+    let app = &group.app_name;
+    let app_len = app.chars().count();
+    if !(4..=64).contains(&app_len) {
+        return Err(ApiError::field(
+            "appName",
+            "appName must be 4 to 64 characters long",
+        ));
+    }
+    if !app
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    {
+        return Err(ApiError::field(
+            "appName",
+            "appName may only contain letters, digits, '_', '.' and '-'",
+        ));
+    }
+    if group.title.is_empty() {
+        return Err(ApiError::field("title", "title is required"));
+    }
+    if group.title.chars().count() > 64 {
+        return Err(ApiError::field(
+            "title",
+            "title must be at most 64 characters",
+        ));
+    }
+    if group
+        .access_token
+        .as_deref()
+        .is_some_and(|t| t.chars().count() > 255)
+    {
+        return Err(ApiError::field(
+            "accessToken",
+            "accessToken must be at most 255 characters",
+        ));
+    }
+    match group.address_type {
+        AddressType::Manual => {
+            if group.address_list.is_empty() {
+                return Err(ApiError::field(
+                    "addressList",
+                    "a MANUAL group needs at least one executor address",
+                ));
+            }
+            for a in &group.address_list {
+                check_address("addressList", a)?;
+            }
+        }
+        // the registry fills automatic lists; what was typed is dropped
+        AddressType::Auto => group.address_list.clear(),
+    }
+    Ok(())
+}
+
+async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
+    let live = live_addresses(&state).await?;
+    let groups: Vec<GroupView> = state
+        .store
+        .list_groups()
+        .await?
+        .into_iter()
+        .filter(|g| principal.can_access(g.id))
+        .map(|g| view(g, &live))
+        .collect();
+    Ok(HttpResponse::Ok().json(groups))
+}
+
+async fn get(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<i32>,
+) -> ApiResult<HttpResponse> {
+    let id = path.into_inner();
+    let group = load_group(&state, id, None).await?;
+    principal.require_group(id)?;
+    let live = live_addresses(&state).await?;
+    Ok(HttpResponse::Ok().json(view(group, &live)))
+}
+
+fn refresh_registry(state: &AppState) {
+    // rewrites the stored AUTO lists now rather than at the next 30 s pass
+    state.registry.do_send(RefreshGroups);
+}
+
+async fn create(
+    state: web::Data<AppState>,
+    principal: Principal,
+    body: web::Json<GroupBody>,
+) -> ApiResult<HttpResponse> {
+    principal.require_admin()?;
+    let body = body.into_inner();
+    if body
+        .app_name
+        .as_deref()
+        .unwrap_or_default()
+        .trim()
+        .is_empty()
+    {
+        return Err(ApiError::field("appName", "appName is required"));
+    }
+    let mut group = JobGroup {
+        id: 0,
+        app_name: String::new(),
+        title: String::new(),
+        address_type: AddressType::Auto,
+        address_list: Vec::new(),
+        access_token: None,
+        update_time: now_ms(),
+    };
+    apply(&mut group, body)?;
+    group.id = state.store.insert_group(&group).await?;
+    log::info!(
+        "user '{}' created executor group {} ({})",
+        principal.user.username,
+        group.id,
+        group.app_name
+    );
+    refresh_registry(&state);
+    let live = live_addresses(&state).await?;
+    Ok(HttpResponse::Created().json(view(group, &live)))
+}
+
+async fn update(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<i32>,
+    body: web::Json<GroupBody>,
+) -> ApiResult<HttpResponse> {
+    principal.require_admin()?;
+    let id = path.into_inner();
+    let mut group = load_group(&state, id, None).await?;
+    apply(&mut group, body.into_inner())?;
+    group.update_time = now_ms();
+    if !state.store.update_group(&group).await? {
+        return Err(ApiError::not_found(format!(
+            "executor group {id} does not exist"
+        )));
+    }
+    refresh_registry(&state);
+    let live = live_addresses(&state).await?;
+    Ok(HttpResponse::Ok().json(view(group, &live)))
+}
+
+async fn delete(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<i32>,
+) -> ApiResult<HttpResponse> {
+    principal.require_admin()?;
+    let id = path.into_inner();
+    load_group(&state, id, None).await?;
+    let jobs = state.store.count_jobs_in_group(id).await?;
+    if jobs > 0 {
+        return Err(ApiError::Conflict(format!(
+            "executor group {id} is still used by {jobs} job(s); delete or move them first"
+        )));
+    }
+    if !state.store.delete_group(id).await? {
+        return Err(ApiError::not_found(format!(
+            "executor group {id} does not exist"
+        )));
+    }
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blank() -> JobGroup {
+        JobGroup {
+            id: 0,
+            app_name: String::new(),
+            title: String::new(),
+            address_type: AddressType::Auto,
+            address_list: Vec::new(),
+            access_token: None,
+            update_time: 0,
+        }
+    }
+
+    fn body(app: &str, title: &str) -> GroupBody {
+        GroupBody {
+            app_name: Some(app.into()),
+            title: Some(title.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn app_names_are_checked() {
+        assert!(apply(&mut blank(), body("my-app.v1_x", "T")).is_ok());
+        for bad in ["abc", "has space", "ümlaut", &"x".repeat(65)] {
+            let err = apply(&mut blank(), body(bad, "T")).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ApiError::BadRequest {
+                        field: Some("appName"),
+                        ..
+                    }
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn manual_groups_need_http_addresses() {
+        let mut b = body("app-one", "T");
+        b.address_type = Some("MANUAL".into());
+        assert!(apply(&mut blank(), b).is_err());
+        let mut b = body("app-one", "T");
+        b.address_type = Some("MANUAL".into());
+        b.address_list = Some(vec!["10.0.0.1:9999".into()]);
+        assert!(apply(&mut blank(), b).is_err());
+        let mut b = body("app-one", "T");
+        b.address_type = Some("SOMETIMES".into());
+        let err = apply(&mut blank(), b).unwrap_err().to_string();
+        assert!(err.contains("allowed: AUTO, MANUAL"), "{err}");
+    }
+}

@@ -1,0 +1,474 @@
+//! REST API test support: an admin on a fresh database (127.0.0.1, port 0), a JSON client with
+//! a hand-kept session cookie (awc has no cookie jar), and a tiny fake executor.
+
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::http::Method;
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use jobwheel::config::{AdminArgs, AdminSettings, ConfigFile};
+use jobwheel::startup::Admin;
+use jobwheel::store::{Backend, Store};
+use serde_json::{json, Value};
+
+use crate::common::TestDb;
+
+/// Password of the `admin` user of every test admin.
+pub const ADMIN_PASSWORD: &str = "admin-pass-123";
+
+/// Defines one `#[actix_web::test]` per backend (`name::sqlite`, `name::postgres`,
+/// `name::mysql`) running `body` against a fresh admin; a backend that is not configured is
+/// skipped.
+#[macro_export]
+macro_rules! api_test {
+    ($name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn body($app: &$crate::api_support::TestApp) $body
+
+            async fn run(backend: jobwheel::store::Backend) {
+                if let Some(app) = $crate::api_support::spawn_app(backend).await {
+                    body(&app).await;
+                    app.finish().await;
+                }
+            }
+
+            #[actix_web::test]
+            async fn sqlite() {
+                run(jobwheel::store::Backend::Sqlite).await;
+            }
+
+            #[actix_web::test]
+            async fn postgres() {
+                run(jobwheel::store::Backend::Postgres).await;
+            }
+
+            #[actix_web::test]
+            async fn mysql() {
+                run(jobwheel::store::Backend::MySql).await;
+            }
+        }
+    };
+}
+
+/// A running admin and a client logged in as `admin`.
+pub struct TestApp {
+    /// Base URL, `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Client with the admin's session.
+    pub api: Api,
+    /// The test database (for set-up the API does not offer, and for checks).
+    pub store: Store,
+    admin_store: Store,
+    db: TestDb,
+}
+
+/// Starts an admin on a fresh database of `backend`, or `None` when the backend is not configured.
+pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
+    let _ = env_logger::builder().is_test(true).try_init();
+    let db = TestDb::create(backend).await?;
+    let args = AdminArgs {
+        bind: Some("127.0.0.1:0".into()),
+        database_url: Some(db.url.clone()),
+        admin_password: Some(ADMIN_PASSWORD.into()),
+        ..Default::default()
+    };
+    let settings = AdminSettings::resolve(&args, &ConfigFile::none()).expect("test settings");
+    let admin = Admin::build(&settings).await.expect("admin starts");
+    let base = format!("http://127.0.0.1:{}", admin.port());
+    let admin_store = admin.store().clone();
+    actix_web::rt::spawn(admin.run_until_stopped());
+    let api = Api::new(&base);
+    let res = api.login("admin", ADMIN_PASSWORD).await;
+    assert_eq!(res.status, 200, "admin login: {}", res.body);
+    Some(TestApp {
+        base,
+        api,
+        store: db.store.clone(),
+        admin_store,
+        db,
+    })
+}
+
+impl TestApp {
+    /// A new client without a session.
+    pub fn anonymous(&self) -> Api {
+        Api::new(&self.base)
+    }
+
+    /// Creates a group through the API and returns its id.
+    pub async fn group(&self, app_name: &str) -> i64 {
+        let res = self
+            .api
+            .create_group(json!({"appName": app_name, "title": format!("{app_name} title")}))
+            .await;
+        assert_eq!(res.status, 201, "create group: {}", res.body);
+        res.id()
+    }
+
+    /// Creates a BEAN job with a daily cron in `group` and returns its id.
+    pub async fn job(&self, group: i64, desc: &str) -> i64 {
+        let res = self
+            .api
+            .create_job(json!({
+                "jobGroup": group,
+                "jobDesc": desc,
+                "scheduleType": "CRON",
+                "scheduleConf": "0 0 3 * * ?",
+                "executorHandler": "demoJobHandler",
+            }))
+            .await;
+        assert_eq!(res.status, 201, "create job: {}", res.body);
+        res.id()
+    }
+
+    /// Stops using the database and removes it.
+    pub async fn finish(self) {
+        self.admin_store.close().await;
+        self.db.drop_db().await;
+    }
+}
+
+/// One answer: status and JSON body (`null` when empty).
+#[derive(Debug)]
+pub struct Resp {
+    /// HTTP status.
+    pub status: u16,
+    /// Parsed JSON body.
+    pub body: Value,
+    /// Raw `Set-Cookie` headers.
+    pub set_cookie: Vec<String>,
+}
+
+impl Resp {
+    /// The `id` field of the body.
+    pub fn id(&self) -> i64 {
+        self.body["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("no id in {}", self.body))
+    }
+
+    /// The `error` field of the body.
+    pub fn error(&self) -> String {
+        self.body["error"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// The `field` field of the body.
+    pub fn field(&self) -> String {
+        self.body["field"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+/// A REST client with one method per endpoint; keeps the session cookie it is given.
+pub struct Api {
+    http: awc::Client,
+    base: String,
+    cookie: RefCell<Option<String>>,
+    bearer: RefCell<Option<String>>,
+}
+
+impl Api {
+    /// A client of the admin at `base`, not logged in.
+    pub fn new(base: &str) -> Api {
+        Api {
+            http: awc::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .finish(),
+            base: base.to_string(),
+            cookie: RefCell::new(None),
+            bearer: RefCell::new(None),
+        }
+    }
+
+    /// Sends `Authorization: Bearer <token>` from now on.
+    pub fn set_bearer(&self, token: Option<&str>) {
+        *self.bearer.borrow_mut() = token.map(str::to_string);
+    }
+
+    /// The session cookie value held, if any.
+    pub fn session_cookie(&self) -> Option<String> {
+        self.cookie.borrow().clone()
+    }
+
+    /// Replaces the held session cookie.
+    pub fn set_session_cookie(&self, value: Option<&str>) {
+        *self.cookie.borrow_mut() = value.map(str::to_string);
+    }
+
+    /// Sends a request with a raw body and content type.
+    pub async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Resp {
+        let url = format!("{}{}", self.base, path);
+        let mut req = self.http.request(method, &url);
+        if let Some(ct) = content_type {
+            req = req.insert_header(("Content-Type", ct));
+        }
+        if let Some(c) = self.cookie.borrow().as_ref() {
+            req = req.insert_header(("Cookie", format!("jobwheel_session={c}")));
+        }
+        if let Some(t) = self.bearer.borrow().as_ref() {
+            req = req.insert_header(("Authorization", format!("Bearer {t}")));
+        }
+        let mut res = req
+            .send_body(body)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        let status = res.status().as_u16();
+        let set_cookie: Vec<String> = res
+            .headers()
+            .get_all("set-cookie")
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect();
+        for c in &set_cookie {
+            if let Some(rest) = c.strip_prefix("jobwheel_session=") {
+                let value = rest.split(';').next().unwrap_or_default();
+                *self.cookie.borrow_mut() = (!value.is_empty()).then(|| value.to_string());
+            }
+        }
+        let bytes = res
+            .body()
+            .limit(10 * 1024 * 1024)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: body: {e}"));
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                panic!("{url}: not JSON ({e}): {}", String::from_utf8_lossy(&bytes))
+            })
+        };
+        Resp {
+            status,
+            body,
+            set_cookie,
+        }
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+        match body {
+            Some(v) => {
+                self.raw(
+                    method,
+                    path,
+                    Some("application/json"),
+                    serde_json::to_vec(&v).unwrap_or_default(),
+                )
+                .await
+            }
+            None => self.raw(method, path, None, Vec::new()).await,
+        }
+    }
+
+    // ---- auth
+    pub async fn login(&self, username: &str, password: &str) -> Resp {
+        self.call(
+            Method::POST,
+            "/api/v1/auth/login",
+            Some(json!({"username": username, "password": password})),
+        )
+        .await
+    }
+    pub async fn logout(&self) -> Resp {
+        self.call(Method::POST, "/api/v1/auth/logout", None).await
+    }
+    pub async fn me(&self) -> Resp {
+        self.call(Method::GET, "/api/v1/auth/me", None).await
+    }
+
+    // ---- groups
+    pub async fn list_groups(&self) -> Resp {
+        self.call(Method::GET, "/api/v1/groups", None).await
+    }
+    pub async fn create_group(&self, body: Value) -> Resp {
+        self.call(Method::POST, "/api/v1/groups", Some(body)).await
+    }
+    pub async fn get_group(&self, id: i64) -> Resp {
+        self.call(Method::GET, &format!("/api/v1/groups/{id}"), None)
+            .await
+    }
+    pub async fn update_group(&self, id: i64, body: Value) -> Resp {
+        self.call(Method::PUT, &format!("/api/v1/groups/{id}"), Some(body))
+            .await
+    }
+    pub async fn delete_group(&self, id: i64) -> Resp {
+        self.call(Method::DELETE, &format!("/api/v1/groups/{id}"), None)
+            .await
+    }
+
+    // ---- jobs
+    pub async fn list_jobs(&self, query: &str) -> Resp {
+        self.call(Method::GET, &format!("/api/v1/jobs?{query}"), None)
+            .await
+    }
+    pub async fn create_job(&self, body: Value) -> Resp {
+        self.call(Method::POST, "/api/v1/jobs", Some(body)).await
+    }
+    pub async fn get_job(&self, id: i64) -> Resp {
+        self.call(Method::GET, &format!("/api/v1/jobs/{id}"), None)
+            .await
+    }
+    pub async fn update_job(&self, id: i64, body: Value) -> Resp {
+        self.call(Method::PUT, &format!("/api/v1/jobs/{id}"), Some(body))
+            .await
+    }
+    pub async fn delete_job(&self, id: i64) -> Resp {
+        self.call(Method::DELETE, &format!("/api/v1/jobs/{id}"), None)
+            .await
+    }
+    pub async fn start_job(&self, id: i64) -> Resp {
+        self.call(Method::POST, &format!("/api/v1/jobs/{id}/start"), None)
+            .await
+    }
+    pub async fn stop_job(&self, id: i64) -> Resp {
+        self.call(Method::POST, &format!("/api/v1/jobs/{id}/stop"), None)
+            .await
+    }
+    pub async fn trigger_job(&self, id: i64, body: Option<Value>) -> Resp {
+        self.call(Method::POST, &format!("/api/v1/jobs/{id}/trigger"), body)
+            .await
+    }
+    pub async fn next_fire_times(&self, id: i64, query: &str) -> Resp {
+        self.call(
+            Method::GET,
+            &format!("/api/v1/jobs/{id}/next-fire-times?{query}"),
+            None,
+        )
+        .await
+    }
+    pub async fn preview(&self, body: Value) -> Resp {
+        self.call(Method::POST, "/api/v1/schedule/preview", Some(body))
+            .await
+    }
+
+    // ---- logs
+    pub async fn list_logs(&self, query: &str) -> Resp {
+        self.call(Method::GET, &format!("/api/v1/logs?{query}"), None)
+            .await
+    }
+    pub async fn get_log(&self, id: i64) -> Resp {
+        self.call(Method::GET, &format!("/api/v1/logs/{id}"), None)
+            .await
+    }
+    pub async fn log_content(&self, id: i64, from_line: i64) -> Resp {
+        self.call(
+            Method::GET,
+            &format!("/api/v1/logs/{id}/content?fromLine={from_line}"),
+            None,
+        )
+        .await
+    }
+    pub async fn kill_log(&self, id: i64) -> Resp {
+        self.call(Method::POST, &format!("/api/v1/logs/{id}/kill"), None)
+            .await
+    }
+    pub async fn clear_logs(&self, query: &str) -> Resp {
+        self.call(Method::DELETE, &format!("/api/v1/logs?{query}"), None)
+            .await
+    }
+
+    // ---- registry
+    pub async fn registry(&self) -> Resp {
+        self.call(Method::GET, "/api/v1/registry", None).await
+    }
+
+    /// Registers an executor through the executor-facing API, as an executor's beat does.
+    pub async fn register_executor(&self, app_name: &str, address: &str) -> Resp {
+        self.call(
+            Method::POST,
+            "/api/registry",
+            Some(json!({
+                "registryGroup": "EXECUTOR",
+                "registryKey": app_name,
+                "registryValue": address,
+            })),
+        )
+        .await
+    }
+}
+
+/// A tiny executor: answers `/run`, `/trigger`, `/beat`, `/idleBeat` and `/kill` with success,
+/// and `/log` with two lines; records every call.
+pub struct FakeExecutor {
+    /// `http://127.0.0.1:PORT/`.
+    pub address: String,
+    /// `(path, JSON body)` of every call, in order.
+    pub calls: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl FakeExecutor {
+    /// Calls made to `path` so far.
+    pub fn calls_to(&self, path: &str) -> Vec<Value> {
+        self.calls
+            .lock()
+            .map(|c| {
+                c.iter()
+                    .filter(|(p, _)| p == path)
+                    .map(|(_, b)| b.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+type Calls = Arc<Mutex<Vec<(String, Value)>>>;
+
+async fn fake_executor_handler(
+    req: HttpRequest,
+    body: web::Bytes,
+    calls: web::Data<Calls>,
+) -> HttpResponse {
+    let path = req.path().trim_start_matches('/').to_string();
+    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Ok(mut c) = calls.lock() {
+        c.push((path.clone(), json.clone()));
+    }
+    let answer = match path.as_str() {
+        "log" => {
+            let from = json["fromLineNum"].as_i64().unwrap_or(1);
+            let (to, content) = if from <= 2 {
+                (2, "line 1\nline 2".to_string())
+            } else {
+                (0, String::new())
+            };
+            json!({"code": 200, "msg": null, "content": {
+                "fromLineNum": from, "toLineNum": to, "logContent": content, "isEnd": false
+            }})
+        }
+        "kill" => json!({"code": 200, "msg": "killed"}),
+        _ => json!({"code": 200, "msg": "Success"}),
+    };
+    HttpResponse::Ok().json(answer)
+}
+
+/// Starts a [`FakeExecutor`] on 127.0.0.1, port 0.
+pub fn spawn_fake_executor() -> FakeExecutor {
+    let calls: Calls = Arc::new(Mutex::new(Vec::new()));
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind fake executor");
+    let port = listener.local_addr().expect("fake executor address").port();
+    let data = calls.clone();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(data.clone()))
+            .default_service(web::to(fake_executor_handler))
+    })
+    .workers(1)
+    .listen(listener)
+    .expect("listen fake executor")
+    .run();
+    actix_web::rt::spawn(server);
+    FakeExecutor {
+        address: format!("http://127.0.0.1:{port}/"),
+        calls,
+    }
+}
