@@ -1,10 +1,16 @@
 //! Every long-lived component is an actor; this module holds the admin's and the executor's.
 //!
 //! Admin: [`schedule`] (pre-read), [`ring`] (60 one-second slots), [`dispatch`] (fast/slow pools
-//! running [`trigger`]s), [`registry`] (executor registrations), [`callback`] (results).
+//! running [`trigger`]s), [`registry`] (executor registrations), [`callback`] (results),
+//! and the monitors ([`monitor`]): [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost
+//! results), [`monitor_report`] (daily counts, retention).
 
 pub mod callback;
 pub mod dispatch;
+pub mod monitor;
+pub mod monitor_fail;
+pub mod monitor_lost;
+pub mod monitor_report;
 pub mod registry;
 pub mod ring;
 pub mod schedule;

@@ -228,6 +228,29 @@ impl Store {
         on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(limit).fetch_all(pool).await?))
     }
 
+    /// Like [`Store::find_failed_log_ids`], but leaves out failed runs whose retry is still
+    /// waiting for the job's `retry_interval_secs` to pass since the result (or, without a
+    /// result, since the trigger). Such a log keeps `alarm_status` 0 until then, so a pending
+    /// retry survives a restart and is claimed (and fired) once, by one admin.
+    pub async fn find_failed_log_ids_due(&self, now: i64, limit: i64) -> StoreResult<Vec<i64>> {
+        // `? * retry_interval_secs` with a 64-bit parameter keeps PostgreSQL from int4 overflow
+        let sql = self.sql(
+            "SELECT l.id AS id FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id \
+             WHERE l.alarm_status = 0 \
+             AND NOT ((l.trigger_code IN (0, 200) AND l.handle_code = 0) OR l.handle_code = 200) \
+             AND (l.executor_fail_retry_count <= 0 OR j.id IS NULL OR j.retry_interval_secs <= 0 \
+                  OR (CASE WHEN l.handle_time > 0 THEN l.handle_time ELSE l.trigger_time END) \
+                     + ? * j.retry_interval_secs <= ?) \
+             ORDER BY l.id LIMIT ?",
+        );
+        on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql)
+            .bind(1_000i64)
+            .bind(now)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?))
+    }
+
     /// Moves a log's alarm status from `from` to `to`; false if another admin moved it first.
     pub async fn update_alarm_status(&self, log_id: i64, from: i32, to: i32) -> StoreResult<bool> {
         let sql = self.sql("UPDATE job_log SET alarm_status = ? WHERE id = ? AND alarm_status = ?");
