@@ -91,7 +91,7 @@ impl<T> Default for Expiring<T> {
 impl<T> Expiring<T> {
     /// The per-job map, cleared first if the TTL ran out (strictly after it, as XXL-JOB).
     fn jobs(&mut self, now_ms: i64) -> &mut HashMap<i32, T> {
-        if self.valid_until.map_or(true, |until| now_ms > until) {
+        if self.valid_until.is_none_or(|until| now_ms > until) {
             self.jobs.clear();
             self.valid_until = Some(now_ms.saturating_add(STATE_TTL_MS));
         }

@@ -9,7 +9,7 @@ use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 
 use crate::actors::callback::CallbackActor;
-use crate::actors::dispatch::{dispatch_settings, Dispatcher};
+use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
 use crate::actors::monitor::MonitorSettings;
 use crate::actors::monitor_fail::FailMonitor;
 use crate::actors::monitor_lost::LostResultMonitor;
@@ -18,9 +18,9 @@ use crate::actors::registry::RegistryActor;
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
 use crate::actors::trigger::TriggerEnv;
+use crate::bootstrap::ensure_admin_user;
 use crate::config::AdminSettings;
-use crate::model::{Role, User};
-use crate::password::{hash_password, random_secret, HashError};
+use crate::password::HashError;
 use crate::store::{PoolSettings, Store, StoreError};
 use crate::web::{self, AppState};
 
@@ -167,7 +167,8 @@ pub fn start_actors_with(
 }
 
 impl AdminActors {
-    /// Graceful stop: no more pre-reads, then wait (bounded) until the ring has fired what it holds.
+    /// Graceful stop: no more pre-reads, then wait (bounded) until the ring has fired what it
+    /// holds and the dispatches in flight have ended.
     pub async fn drain(&self, limit: Duration) {
         self.schedule.do_send(StopScheduling);
         let started = Instant::now();
@@ -178,6 +179,18 @@ impl AdminActors {
                     log::info!("waiting for {n} fire time(s) in the ring");
                     actix_web::rt::time::sleep(Duration::from_millis(250)).await;
                 }
+            }
+        }
+        // a dispatch ends within the executor call timeout
+        let deadline =
+            Instant::now() + crate::executor_client::DEFAULT_TIMEOUT + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            match self.dispatcher.send(GetDispatchStats).await {
+                Ok(stats) if stats.in_flight > 0 => {
+                    log::info!("waiting for {} dispatch(es) in flight", stats.in_flight);
+                    actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+                }
+                _ => break,
             }
         }
     }
@@ -266,44 +279,5 @@ impl Admin {
         self.store.close().await;
         log::info!("admin stopped");
         result
-    }
-}
-
-/// On a database without users, creates `admin` with the given password, or a random one that
-/// is printed once (never a well-known default like XXL-JOB's admin/123456).
-pub async fn ensure_admin_user(
-    store: &Store,
-    password: Option<&str>,
-) -> Result<Option<String>, StartupError> {
-    if store.count_users().await? > 0 {
-        if password.is_some() {
-            log::info!("--admin-password ignored: users already exist");
-        }
-        return Ok(None);
-    }
-    let (password, generated) = match password {
-        Some(p) => (p.to_string(), false),
-        None => (random_secret(16), true),
-    };
-    let user = User {
-        id: 0,
-        username: "admin".into(),
-        password_hash: hash_password(&password)?,
-        role: Role::Admin,
-        permission: Vec::new(),
-    };
-    match store.insert_user(&user).await {
-        Ok(_) => {}
-        // another admin of the cluster created it first
-        Err(StoreError::Duplicate(_)) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    }
-    if generated {
-        println!("created user 'admin' with password: {password}  (shown once; change it after logging in)");
-        log::warn!("created user 'admin' with a generated password (printed on stdout)");
-        Ok(Some(password))
-    } else {
-        log::info!("created user 'admin' with the password from --admin-password");
-        Ok(None)
     }
 }

@@ -1048,3 +1048,48 @@ all_backends!(schedule_lock_excludes_a_second_admin, |db| {
         "waited only {waited:?}"
     );
 });
+
+all_backends!(batched_claims_report_each_job, |db| {
+    let s = &db.store;
+    let g = new_group(s, "many").await;
+    let mut ids = vec![];
+    for i in 0..1_100 {
+        let mut j = job(g, &format!("m{i}"));
+        j.trigger_status = TRIGGER_STATUS_RUNNING;
+        j.trigger_next_time = 1_000;
+        ids.push(s.insert_job(&j).await.unwrap());
+    }
+    // every seventh job was moved meanwhile (an edit), so its claim must fail
+    for id in ids.iter().step_by(7) {
+        s.set_next_fire_time(*id, 1_500).await.unwrap();
+    }
+    let mut tx = s.begin_schedule().await.unwrap();
+    assert_eq!(tx.due_jobs(2_000, 5_000).await.unwrap().len(), 1_100);
+    let updates: Vec<ScheduleUpdate> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| ScheduleUpdate {
+            id: *id,
+            expected_next: 1_000,
+            last: 1_000,
+            next: 2_000 + i as i64,
+            stop: i == 1,
+        })
+        .collect();
+    let claimed = tx.claim_all(&updates).await.unwrap();
+    tx.commit().await.unwrap();
+    for (i, ok) in claimed.iter().enumerate() {
+        assert_eq!(*ok, i % 7 != 0, "job #{i}");
+    }
+    let j = s.get_job(ids[3]).await.unwrap().unwrap();
+    assert_eq!((j.trigger_last_time, j.trigger_next_time), (1_000, 2_003));
+    let stopped = s.get_job(ids[1]).await.unwrap().unwrap();
+    assert_eq!(
+        (stopped.trigger_status, stopped.trigger_next_time),
+        (TRIGGER_STATUS_STOPPED, 0)
+    );
+    assert_eq!(
+        s.get_job(ids[7]).await.unwrap().unwrap().trigger_next_time,
+        1_500
+    );
+});

@@ -87,6 +87,8 @@ pub struct DispatchStats {
     pub slow_dispatched: u64,
     /// Jobs currently routed to the slow pool.
     pub slow_jobs: Vec<i32>,
+    /// Triggers being dispatched right now (both pools).
+    pub in_flight: usize,
 }
 
 /// Sizes of the pools.
@@ -105,6 +107,8 @@ pub struct DispatchSettings {
 struct Pool {
     name: &'static str,
     workers: Vec<Addr<TriggerWorker>>,
+    permits: Arc<Semaphore>,
+    max_in_flight: usize,
     // kept so the threads live as long as the dispatcher
     _arbiters: Vec<Arbiter>,
     dispatched: u64,
@@ -118,7 +122,8 @@ impl Pool {
         env: &TriggerEnv,
         dispatcher: &Addr<Dispatcher>,
     ) -> Pool {
-        let permits = Arc::new(Semaphore::new(max_in_flight.max(1)));
+        let max_in_flight = max_in_flight.max(1);
+        let permits = Arc::new(Semaphore::new(max_in_flight));
         let mut workers = Vec::new();
         let mut handles = Vec::new();
         for index in 0..arbiters.max(1) {
@@ -142,9 +147,15 @@ impl Pool {
         Pool {
             name,
             workers,
+            permits,
+            max_in_flight,
             _arbiters: handles,
             dispatched: 0,
         }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.max_in_flight - self.permits.available_permits()
     }
 
     fn send(&mut self, trigger: Trigger) {
@@ -195,7 +206,7 @@ impl Actor for Dispatcher {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // triggers arrive in bursts each second; never make the ring wait on a full mailbox
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         let me = ctx.address();
         self.fast = Some(Pool::start(
             "fast",
@@ -297,6 +308,11 @@ impl Handler<GetDispatchStats> for Dispatcher {
             fast_dispatched: self.fast.as_ref().map(|p| p.dispatched).unwrap_or(0),
             slow_dispatched: self.slow.as_ref().map(|p| p.dispatched).unwrap_or(0),
             slow_jobs,
+            in_flight: [&self.fast, &self.slow]
+                .iter()
+                .filter_map(|p| p.as_ref())
+                .map(Pool::in_flight)
+                .sum(),
         })
     }
 }
@@ -316,7 +332,7 @@ impl Actor for TriggerWorker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         log::debug!("trigger worker {}#{} started", self.pool, self.index);
     }
 }

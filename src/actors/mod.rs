@@ -15,3 +15,7 @@ pub mod registry;
 pub mod ring;
 pub mod schedule;
 pub mod trigger;
+
+/// Mailbox capacity meaning "unbounded": actix's largest buffer (`usize::MAX` itself overflows its
+/// sender arithmetic and panics). `do_send` ignores the bound anyway; this makes `send` agree.
+pub const UNBOUNDED_MAILBOX: usize = usize::MAX >> 2;

@@ -107,7 +107,7 @@ impl Actor for RingActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(usize::MAX);
+        ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         log::info!("ring actor started ({SLOTS} slots)");
         self.arm(ctx);
     }

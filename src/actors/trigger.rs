@@ -10,7 +10,7 @@ use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
 use crate::model::{
     AddressType, JobGroup, JobInfo, NewLog, RouteStrategy, ScheduleType, TriggerOutcome,
-    TriggerType,
+    TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{
@@ -93,6 +93,19 @@ pub async fn run_trigger(
             };
         }
     };
+    // a fire time pre-read before the job was stopped must not run after the stop
+    let scheduled = matches!(msg.trigger_type, TriggerType::Cron | TriggerType::Misfire);
+    if scheduled && job.trigger_status != TRIGGER_STATUS_RUNNING {
+        log::debug!(
+            "job {} stopped: its pre-read fire time {} is dropped",
+            job.id,
+            msg.schedule_time
+        );
+        return TriggerReport {
+            error: Some(format!("job {} is stopped", job.id)),
+            ..Default::default()
+        };
+    }
     let group = match env.store.get_group(job.job_group).await {
         Ok(group) => group,
         Err(e) => {
@@ -168,7 +181,6 @@ pub async fn run_trigger(
     }
 
     // a FIX_DELAY job waits for its run to end; if the run never started, nothing will call back
-    let scheduled = matches!(msg.trigger_type, TriggerType::Cron | TriggerType::Misfire);
     if scheduled
         && job.schedule_type == ScheduleType::FixDelay
         && !report.codes.contains(&SUCCESS_CODE)

@@ -1,9 +1,12 @@
 //! The scheduler's pre-read transaction: cluster lock, due jobs, compare-and-set of fire times.
 
+use std::collections::HashSet;
+
 use sqlx::{MySql, Postgres, Sqlite, Transaction};
 
 use super::dialect::LOCK_SCHEDULE;
 use super::jobs::{job_from_row, JOB_COLUMNS};
+use super::rows::RowExt;
 use super::{numbered_placeholders, Db, Store, StoreError, StoreResult};
 use crate::model::{JobInfo, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED};
 
@@ -31,6 +34,67 @@ enum Tx {
 /// An open pre-read transaction holding the schedule lock; commit it quickly.
 pub struct ScheduleTx {
     tx: Tx,
+}
+
+/// Updates per batched claim statement (5 parameters each).
+const CLAIM_BATCH: usize = 500;
+
+/// The row values an update writes: (last, next, status); a stop clears the times.
+fn new_state(u: &ScheduleUpdate) -> (i64, i64, i32) {
+    if u.stop {
+        (0, 0, TRIGGER_STATUS_STOPPED)
+    } else {
+        (u.last, u.next, TRIGGER_STATUS_RUNNING)
+    }
+}
+
+/// SQLite/PostgreSQL: one UPDATE ... FROM a VALUES list, returning the ids it changed.
+fn claim_returning_sql(n: usize) -> String {
+    let row = "(CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS INTEGER))";
+    let values = vec![row; n].join(", ");
+    format!(
+        "WITH v (v_id, v_expected, v_last, v_next, v_status) AS (VALUES {values}) \
+         UPDATE job_info SET trigger_last_time = v.v_last, trigger_next_time = v.v_next, trigger_status = v.v_status \
+         FROM v WHERE job_info.id = v.v_id AND job_info.trigger_status = {TRIGGER_STATUS_RUNNING} \
+         AND job_info.trigger_next_time = v.v_expected RETURNING job_info.id AS id"
+    )
+}
+
+/// MySQL: one multi-table UPDATE joined to a derived table of the new values.
+fn claim_mysql_sql(n: usize) -> String {
+    let first = "SELECT ? AS v_id, ? AS v_expected, ? AS v_last, ? AS v_next, ? AS v_status";
+    let mut rows = vec![first.to_string()];
+    rows.extend(std::iter::repeat_n(
+        "SELECT ?, ?, ?, ?, ?".to_string(),
+        n.saturating_sub(1),
+    ));
+    format!(
+        "UPDATE job_info j JOIN ({}) v ON j.id = v.v_id \
+         SET j.trigger_last_time = v.v_last, j.trigger_next_time = v.v_next, j.trigger_status = v.v_status \
+         WHERE j.trigger_status = {TRIGGER_STATUS_RUNNING} AND j.trigger_next_time = v.v_expected",
+        rows.join(" UNION ALL ")
+    )
+}
+
+/// Binds (id, expected, last, next, status) per update, in order.
+macro_rules! bind_claims {
+    ($query:expr, $chunk:expr) => {{
+        let mut q = $query;
+        for u in $chunk {
+            let (last, next, status) = new_state(u);
+            q = q
+                .bind(u.id)
+                .bind(u.expected_next)
+                .bind(last)
+                .bind(next)
+                .bind(status);
+        }
+        q
+    }};
+}
+
+fn ids_of<R: RowExt>(rows: Vec<R>) -> StoreResult<HashSet<i32>> {
+    rows.iter().map(|r| Ok(r.int("id")?)).collect()
 }
 
 const DUE_JOBS: &str = "WHERE trigger_status = ? AND trigger_next_time <= ? ORDER BY id LIMIT ?";
@@ -110,12 +174,7 @@ impl ScheduleTx {
 
     /// Claims one fire time: true if the job still had `expected_next` and now has the new times.
     pub async fn claim(&mut self, u: &ScheduleUpdate) -> StoreResult<bool> {
-        let (status, next) = if u.stop {
-            (TRIGGER_STATUS_STOPPED, 0)
-        } else {
-            (TRIGGER_STATUS_RUNNING, u.next)
-        };
-        let last = if u.stop { 0 } else { u.last };
+        let (last, next, status) = new_state(u);
         let done = on_tx!(self, CLAIM, |tx, stmt| sqlx::query(stmt)
             .bind(last)
             .bind(next)
@@ -129,11 +188,53 @@ impl ScheduleTx {
         Ok(done > 0)
     }
 
-    /// Claims many fire times; the result says, per update, whether it was claimed.
+    /// Claims many fire times in batched statements; the result says, per update, whether it
+    /// was claimed (the job still had `expected_next`).
     pub async fn claim_all(&mut self, updates: &[ScheduleUpdate]) -> StoreResult<Vec<bool>> {
         let mut claimed = Vec::with_capacity(updates.len());
-        for u in updates {
-            claimed.push(self.claim(u).await?);
+        for chunk in updates.chunks(CLAIM_BATCH) {
+            let ids = match &mut self.tx {
+                Tx::Sqlite(tx) => {
+                    let sql = claim_returning_sql(chunk.len());
+                    let q = bind_claims!(sqlx::query(&sql), chunk);
+                    ids_of(q.fetch_all(&mut **tx).await?)?
+                }
+                Tx::Postgres(tx) => {
+                    let sql = numbered_placeholders(&claim_returning_sql(chunk.len()));
+                    let q = bind_claims!(sqlx::query(&sql), chunk);
+                    ids_of(q.fetch_all(&mut **tx).await?)?
+                }
+                Tx::MySql(tx) => {
+                    // no RETURNING: update through a derived table, then read back which rows
+                    // now hold exactly the new times (the lock keeps other schedulers out)
+                    let sql = claim_mysql_sql(chunk.len());
+                    bind_claims!(sqlx::query(&sql), chunk)
+                        .execute(&mut **tx)
+                        .await?;
+                    let check = format!(
+                        "SELECT id, trigger_last_time, trigger_next_time, trigger_status FROM job_info WHERE id IN ({})",
+                        super::placeholders(chunk.len())
+                    );
+                    let mut q = sqlx::query(&check);
+                    for u in chunk {
+                        q = q.bind(u.id);
+                    }
+                    let mut ids = HashSet::new();
+                    for row in q.fetch_all(&mut **tx).await? {
+                        let id = row.int("id")?;
+                        let state = (
+                            row.long("trigger_last_time")?,
+                            row.long("trigger_next_time")?,
+                            row.int("trigger_status")?,
+                        );
+                        if chunk.iter().any(|u| u.id == id && new_state(u) == state) {
+                            ids.insert(id);
+                        }
+                    }
+                    ids
+                }
+            };
+            claimed.extend(chunk.iter().map(|u| ids.contains(&u.id)));
         }
         Ok(claimed)
     }

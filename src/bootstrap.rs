@@ -1,0 +1,100 @@
+//! First-start set-up of an empty database: the `admin` user, and in standalone mode a demo
+//! group and job so a new user sees runs appear.
+
+use chrono_tz::Tz;
+
+use crate::clock::now_ms;
+use crate::config::LOCAL_APP_NAME;
+use crate::model::{
+    AddressType, JobGroup, JobInfo, Role, ScheduleType, User, TRIGGER_STATUS_RUNNING,
+};
+use crate::password::{hash_password, random_secret};
+use crate::startup::StartupError;
+use crate::store::{Store, StoreError};
+use crate::timing;
+
+/// Cron of the demo job: every 10 seconds.
+pub const DEMO_CRON: &str = "0/10 * * * * ?";
+
+/// On a database without users, creates `admin` with the given password, or a random one that
+/// is printed once (never a well-known default like XXL-JOB's admin/123456).
+pub async fn ensure_admin_user(
+    store: &Store,
+    password: Option<&str>,
+) -> Result<Option<String>, StartupError> {
+    if store.count_users().await? > 0 {
+        if password.is_some() {
+            log::info!("--admin-password ignored: users already exist");
+        }
+        return Ok(None);
+    }
+    let (password, generated) = match password {
+        Some(p) => (p.to_string(), false),
+        None => (random_secret(16), true),
+    };
+    let user = User {
+        id: 0,
+        username: "admin".into(),
+        password_hash: hash_password(&password)?,
+        role: Role::Admin,
+        permission: Vec::new(),
+    };
+    match store.insert_user(&user).await {
+        Ok(_) => {}
+        // another admin of the cluster created it first
+        Err(StoreError::Duplicate(_)) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    if generated {
+        println!("created user 'admin' with password: {password}  (shown once; change it after logging in)");
+        log::warn!("created user 'admin' with a generated password (printed on stdout)");
+        Ok(Some(password))
+    } else {
+        log::info!("created user 'admin' with the password from --admin-password");
+        Ok(None)
+    }
+}
+
+/// On a database without groups or jobs, creates the `jobwheel-local` group and a started demo
+/// job running `demoJobHandler` every 10 s; returns the job id when it created one.
+pub async fn ensure_demo(store: &Store, tz: Tz) -> Result<Option<i32>, StartupError> {
+    if !store.list_groups().await?.is_empty() || store.count_jobs().await? > 0 {
+        return Ok(None);
+    }
+    let now = now_ms();
+    let group = JobGroup {
+        id: 0,
+        app_name: LOCAL_APP_NAME.to_string(),
+        title: "Local executor".to_string(),
+        address_type: AddressType::Auto,
+        address_list: Vec::new(),
+        access_token: None,
+        update_time: now,
+    };
+    let group_id = match store.insert_group(&group).await {
+        Ok(id) => id,
+        // another admin of the cluster created it first
+        Err(StoreError::Duplicate(_)) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let mut job = JobInfo::new(
+        group_id,
+        "Demo job: logs its parameter every 10 s",
+        "demoJobHandler",
+    );
+    job.author = "jobwheel".to_string();
+    job.add_time = now;
+    job.update_time = now;
+    job.schedule_type = ScheduleType::Cron;
+    job.schedule_conf = DEMO_CRON.to_string();
+    job.executor_param = "hello from jobwheel".to_string();
+    job.glue_remark = "initial".to_string();
+    job.trigger_status = TRIGGER_STATUS_RUNNING;
+    job.trigger_next_time = timing::next_fire_time(job.schedule_type, DEMO_CRON, tz, now)
+        .ok()
+        .flatten()
+        .unwrap_or(now);
+    let id = store.insert_job(&job).await?;
+    log::info!("created demo group '{LOCAL_APP_NAME}' and demo job {id} ({DEMO_CRON})");
+    Ok(Some(id))
+}
