@@ -15,9 +15,9 @@ use monitor_common::*;
 
 fn settled(logs: &[JobLog], n: usize) -> bool {
     logs.len() == n
-        && logs.iter().all(|l| {
-            l.alarm_status == alarm_status::SENT || l.alarm_status == alarm_status::FAILED
-        })
+        && logs
+            .iter()
+            .all(|l| l.alarm_status == alarm_status::SENT || l.alarm_status == alarm_status::FAILED)
 }
 
 /// Retry count 2 on a job whose runs always fail (result 500 by callback): 3 log rows, the
@@ -70,10 +70,26 @@ async fn retries_then_alarms_each_failure(backend: Backend) {
         assert_eq!(l.alarm_status, alarm_status::SENT);
     }
     // the retried logs carry XXL-JOB's note; the last one had no retry left
-    assert!(logs[0].trigger_msg.as_deref().unwrap_or_default().ends_with(RETRY_NOTE));
-    assert!(logs[1].trigger_msg.as_deref().unwrap_or_default().ends_with(RETRY_NOTE));
-    assert!(!logs[2].trigger_msg.as_deref().unwrap_or_default().contains("Fail retry trigger<"));
-    assert!(logs[1].trigger_msg.as_deref().unwrap_or_default().starts_with("Trigger type：Fail retry trigger"));
+    assert!(logs[0]
+        .trigger_msg
+        .as_deref()
+        .unwrap_or_default()
+        .ends_with(RETRY_NOTE));
+    assert!(logs[1]
+        .trigger_msg
+        .as_deref()
+        .unwrap_or_default()
+        .ends_with(RETRY_NOTE));
+    assert!(!logs[2]
+        .trigger_msg
+        .as_deref()
+        .unwrap_or_default()
+        .contains(">>>>>>>>>>>Fail retry trigger<<<<<<<<<<<"));
+    assert!(logs[1]
+        .trigger_msg
+        .as_deref()
+        .unwrap_or_default()
+        .starts_with("Trigger type：Fail retry trigger"));
 
     // one webhook call per failed log, with its id
     let mut got: Vec<i64> = hooks
@@ -136,13 +152,17 @@ async fn refused_triggers_retry_and_failed_webhooks_show(backend: Backend) {
     assert_eq!(report.codes, vec![500]);
 
     let store = db.store.clone();
-    let logs = wait_for(Duration::from_secs(20), "2 refused and alarmed logs", || {
-        let store = store.clone();
-        async move {
-            let logs = logs_of(&store, job_id).await;
-            settled(&logs, 2).then_some(logs)
-        }
-    })
+    let logs = wait_for(
+        Duration::from_secs(20),
+        "2 refused and alarmed logs",
+        || {
+            let store = store.clone();
+            async move {
+                let logs = logs_of(&store, job_id).await;
+                settled(&logs, 2).then_some(logs)
+            }
+        },
+    )
     .await;
     assert_eq!(logs[1].trigger_type, TriggerType::Retry);
     for l in &logs {
@@ -198,13 +218,17 @@ async fn retry_waits_for_the_interval(backend: Backend) {
     assert_eq!(logs.len(), 1, "retried before the interval: {logs:?}");
     assert_eq!(logs[0].alarm_status, alarm_status::DEFAULT);
 
-    let logs = wait_for(Duration::from_secs(20), "the retry, failed and alarmed", || {
-        let store = store.clone();
-        async move {
-            let logs = logs_of(&store, job_id).await;
-            settled(&logs, 2).then_some(logs)
-        }
-    })
+    let logs = wait_for(
+        Duration::from_secs(20),
+        "the retry, failed and alarmed",
+        || {
+            let store = store.clone();
+            async move {
+                let logs = logs_of(&store, job_id).await;
+                settled(&logs, 2).then_some(logs)
+            }
+        },
+    )
     .await;
     assert_eq!(logs[1].trigger_type, TriggerType::Retry);
     assert!(

@@ -620,10 +620,22 @@ all_backends!(failed_logs_wait_for_their_retry_interval, |db| {
     // a result stored before the trigger's outcome waits for it (at most a minute)
     let early = s.insert_log(&new_log(g, at_once, 30_000)).await.unwrap();
     s.complete_log(early, 500, None, 30_100).await.unwrap();
-    assert!(!s.find_failed_log_ids_due(40_000, 100).await.unwrap().contains(&early));
-    assert!(s.find_failed_log_ids_due(90_000, 100).await.unwrap().contains(&early));
+    assert!(!s
+        .find_failed_log_ids_due(40_000, 100)
+        .await
+        .unwrap()
+        .contains(&early));
+    assert!(s
+        .find_failed_log_ids_due(90_000, 100)
+        .await
+        .unwrap()
+        .contains(&early));
     s.set_trigger_outcome(early, &retrying).await.unwrap();
-    assert!(s.find_failed_log_ids_due(40_000, 100).await.unwrap().contains(&early));
+    assert!(s
+        .find_failed_log_ids_due(40_000, 100)
+        .await
+        .unwrap()
+        .contains(&early));
 
     let far_due = 10_000 + 2_100_000_000;
     assert!(!s

@@ -86,9 +86,13 @@ struct ExecutorState {
 /// `/run`: handler `refuse` answers code 500 (the trigger fails); any other is accepted and,
 /// 50 ms later, reported failed to the admin's `/api/callback`.
 async fn run(state: web::Data<ExecutorState>, body: web::Json<Value>) -> HttpResponse {
-    let handler = body["executorHandler"].as_str().unwrap_or_default().to_string();
+    let handler = body["executorHandler"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     if handler == "refuse" {
-        return HttpResponse::Ok().json(json!({"code": 500, "msg": "refused by the test executor"}));
+        return HttpResponse::Ok()
+            .json(json!({"code": 500, "msg": "refused by the test executor"}));
     }
     let log_id = body["logId"].as_i64().unwrap_or_default();
     let log_time = body["logDateTime"]
@@ -135,7 +139,9 @@ pub async fn register(admin_url: &str, app: &str, address: &str) {
     let client = awc::Client::default();
     let mut res = client
         .post(format!("{admin_url}/api/registry"))
-        .send_json(&json!({"registryGroup": "EXECUTOR", "registryKey": app, "registryValue": address}))
+        .send_json(
+            &json!({"registryGroup": "EXECUTOR", "registryKey": app, "registryValue": address}),
+        )
         .await
         .expect("registry call");
     let body: Value = res.json().await.expect("registry answer");
