@@ -149,9 +149,7 @@ async fn handle_failed_log(
         Err(e) => {
             log::error!("fail monitor: cannot read log {id} (released for the next pass): {e}");
             // nothing happened yet: give the log back so the next pass tries again
-            let _ = store
-                .update_alarm_status(id, alarm_status::LOCKED, alarm_status::DEFAULT)
-                .await;
+            release(store, id).await;
             return Err(e);
         }
     };
@@ -169,13 +167,28 @@ async fn handle_failed_log(
             match actix_rt::time::timeout(RETRY_REPORT_WAIT, trigger_and_wait(dispatcher, trigger))
                 .await
             {
-                Ok(Some(report)) => log::info!(
+                Ok(Some(report)) if !report.log_ids.is_empty() => log::info!(
                     "job {} log {} failed: retry triggered ({left} left after it), new log(s) {:?}",
                     job.id,
                     log.id,
                     report.log_ids
                 ),
-                _ => log::info!(
+                // no log row was written (database error, job deleted meanwhile) or the dispatcher
+                // is stopping: nothing ran, so the next pass tries again
+                Ok(report) => {
+                    let why = report
+                        .and_then(|r| r.error)
+                        .unwrap_or_else(|| "the dispatcher is stopping".to_string());
+                    log::warn!(
+                        "job {} log {}: retry not triggered ({why}); released for the next pass",
+                        job.id,
+                        log.id
+                    );
+                    release(store, id).await;
+                    return Ok(LogOutcome::Skipped);
+                }
+                // still dispatching (e.g. slow FAILOVER probes): it will run, and record itself
+                Err(_) => log::info!(
                     "job {} log {} failed: retry triggered ({left} left after it)",
                     job.id,
                     log.id
@@ -206,6 +219,16 @@ async fn handle_failed_log(
     };
     set_final_status(store, id, status).await?;
     Ok(LogOutcome::Handled { retried, status })
+}
+
+/// Gives a claimed log back (alarm status -1 to 0) for the next pass.
+async fn release(store: &Store, id: i64) {
+    if let Err(e) = store
+        .update_alarm_status(id, alarm_status::LOCKED, alarm_status::DEFAULT)
+        .await
+    {
+        log::error!("log {id}: cannot release the fail monitor's claim, it stays claimed: {e}");
+    }
 }
 
 /// Records the alarm outcome, trying a few times: a log left at -1 would never be looked at again.
