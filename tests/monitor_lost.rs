@@ -1,6 +1,7 @@
 //! The lost-result monitor on a running admin: a run accepted by an executor that is not
-//! registered, older than the timeout, is marked failed through the callback path; young runs
-//! and runs on live executors are left alone.
+//! registered and does not answer (or answers that the job is idle there), older than the
+//! timeout, is marked failed through the callback path; young runs, runs on registered
+//! executors and runs an unregistered executor confirms as still running are left alone.
 
 mod common;
 mod monitor_common;
@@ -60,6 +61,11 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     let gone = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:1/").await;
     let alive = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:2/").await;
     let young = accepted_log(&s, g, job_id, now, "http://127.0.0.1:1/").await;
+    // manually listed executors are never registered: they are asked
+    let busy_executor = start_probe_executor(true);
+    let idle_executor = start_probe_executor(false);
+    let busy = accepted_log(&s, g, job_id, now - 10_000, &busy_executor).await;
+    let idle = accepted_log(&s, g, job_id, now - 10_000, &idle_executor).await;
 
     let admin = start_admin(&settings, monitors).await;
     let log = wait_for(Duration::from_secs(10), "the lost result", || {
@@ -83,6 +89,19 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     })
     .await;
     assert_eq!(s.get_log(alive).await.unwrap().unwrap().handle_code, 0);
+    let log = wait_for(
+        Duration::from_secs(10),
+        "the run on the idle executor",
+        || {
+            let s = s.clone();
+            async move {
+                let log = s.get_log(idle).await.unwrap().unwrap();
+                (log.handle_code != 0).then_some(log)
+            }
+        },
+    )
+    .await;
+    assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
     // the young run turns lost once the timeout has passed
     let log = wait_for(Duration::from_secs(10), "the young run to be lost", || {
         let s = s.clone();
@@ -94,8 +113,9 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     .await;
     assert!(log.handle_time >= now + 3_000, "marked too early: {log:?}");
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
-    // a live executor's run is never marked, however old
+    // a registered executor's run, and one its executor still runs, are never marked
     assert_eq!(s.get_log(alive).await.unwrap().unwrap().handle_code, 0);
+    assert_eq!(s.get_log(busy).await.unwrap().unwrap().handle_code, 0);
     admin.close().await;
     db.drop_db().await;
 }

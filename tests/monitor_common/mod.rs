@@ -134,6 +134,32 @@ pub fn start_failing_executor(admin_url: String) -> String {
     format!("http://127.0.0.1:{port}/")
 }
 
+/// An executor that only answers probes: `/beat` 200, and `/idleBeat` 500 "running" when
+/// `busy`, else 200 (idle). Returns its address.
+pub fn start_probe_executor(busy: bool) -> String {
+    let (l, port) = listener();
+    let server = HttpServer::new(move || {
+        App::new().route("/beat", web::post().to(ok)).route(
+            "/idleBeat",
+            web::post().to(move || async move {
+                if busy {
+                    HttpResponse::Ok().json(
+                        json!({"code": 500, "msg": "job thread is running or has trigger queue."}),
+                    )
+                } else {
+                    HttpResponse::Ok().json(json!({"code": 200}))
+                }
+            }),
+        )
+    })
+    .workers(1)
+    .listen(l)
+    .expect("listen")
+    .run();
+    actix_web::rt::spawn(server);
+    format!("http://127.0.0.1:{port}/")
+}
+
 /// Registers an executor with the admin over its HTTP API.
 pub async fn register(admin_url: &str, app: &str, address: &str) {
     let client = awc::Client::default();
