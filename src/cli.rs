@@ -134,14 +134,19 @@ async fn run_admin(settings: AdminSettings) -> Result<(), String> {
 }
 
 async fn run_standalone(settings: StandaloneSettings) -> Result<(), String> {
-    run_admin(settings.admin).await
+    let admin = Admin::build_standalone(&settings.admin, &settings.executor)
+        .await
+        .map_err(|e| e.to_string())?;
+    admin.run_until_stopped().await.map_err(|e| e.to_string())
 }
 
 async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
-    Err(format!(
-        "executor mode for app '{}' is not available in this build yet",
-        settings.app_name
-    ))
+    let executor = crate::executor::ExecutorBuilder::from_settings(settings)
+        .with_builtin_handlers()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let server = executor.serve().await.map_err(|e| e.to_string())?;
+    server.run_until_stopped().await.map_err(|e| e.to_string())
 }
 
 async fn run_migrate(url: String) -> Result<(), String> {

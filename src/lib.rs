@@ -9,6 +9,7 @@ pub mod bootstrap;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod executor;
 pub mod executor_client;
 pub mod model;
 pub mod password;

@@ -18,8 +18,9 @@ use crate::actors::registry::RegistryActor;
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
 use crate::actors::trigger::TriggerEnv;
-use crate::bootstrap::ensure_admin_user;
-use crate::config::AdminSettings;
+use crate::bootstrap::{ensure_admin_user, ensure_demo};
+use crate::config::{AdminSettings, LocalExecutorSettings, LOCAL_APP_NAME};
+use crate::executor::{shutdown_signal, Executor};
 use crate::password::HashError;
 use crate::store::{PoolSettings, Store, StoreError};
 use crate::web::{self, AppState};
@@ -41,6 +42,9 @@ pub enum StartupError {
     /// The first user's password could not be hashed.
     #[error(transparent)]
     Hash(#[from] HashError),
+    /// The in-process executor of standalone mode could not start.
+    #[error("local executor: {0}")]
+    Executor(String),
 }
 
 /// A built admin, listening but not yet serving.
@@ -49,6 +53,7 @@ pub struct Admin {
     server: Server,
     store: Store,
     actors: AdminActors,
+    executor: Option<Executor>,
 }
 
 /// Addresses of the admin's actors.
@@ -172,12 +177,16 @@ impl AdminActors {
     pub async fn drain(&self, limit: Duration) {
         self.schedule.do_send(StopScheduling);
         let started = Instant::now();
+        let mut announced = false;
         while started.elapsed() < limit {
             match self.ring.send(PendingCount).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    log::info!("waiting for {n} fire time(s) in the ring");
-                    actix_web::rt::time::sleep(Duration::from_millis(250)).await;
+                    if !announced {
+                        log::info!("waiting for {n} pre-read fire time(s) in the ring");
+                        announced = true;
+                    }
+                    actix_web::rt::time::sleep(Duration::from_millis(100)).await;
                 }
             }
         }
@@ -187,8 +196,8 @@ impl AdminActors {
         while Instant::now() < deadline {
             match self.dispatcher.send(GetDispatchStats).await {
                 Ok(stats) if stats.in_flight > 0 => {
-                    log::info!("waiting for {} dispatch(es) in flight", stats.in_flight);
-                    actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+                    log::debug!("waiting for {} dispatch(es) in flight", stats.in_flight);
+                    actix_web::rt::time::sleep(Duration::from_millis(50)).await;
                 }
                 _ => break,
             }
@@ -199,12 +208,29 @@ impl AdminActors {
 impl Admin {
     /// Opens the database, applies migrations, creates the first user, binds the port.
     pub async fn build(settings: &AdminSettings) -> Result<Admin, StartupError> {
-        Self::build_with_monitors(settings, MonitorSettings::from_admin(settings)).await
+        Self::build_with(settings, None, MonitorSettings::from_admin(settings)).await
     }
 
     /// [`Admin::build`] with explicit monitor settings (tests shorten the intervals).
     pub async fn build_with_monitors(
         settings: &AdminSettings,
+        monitors: MonitorSettings,
+    ) -> Result<Admin, StartupError> {
+        Self::build_with(settings, None, monitors).await
+    }
+
+    /// Like [`build`](Self::build), plus an in-process executor (`jobwheel-local`) served under
+    /// `/executor/` on the admin's own port, and a demo job on a fresh database: standalone mode.
+    pub async fn build_standalone(
+        settings: &AdminSettings,
+        local: &LocalExecutorSettings,
+    ) -> Result<Admin, StartupError> {
+        Self::build_with(settings, Some(local), MonitorSettings::from_admin(settings)).await
+    }
+
+    async fn build_with(
+        settings: &AdminSettings,
+        local: Option<&LocalExecutorSettings>,
         monitors: MonitorSettings,
     ) -> Result<Admin, StartupError> {
         let store = Store::connect(&settings.database_url, &PoolSettings::default()).await?;
@@ -214,6 +240,14 @@ impl Admin {
             store.backend().name()
         );
         ensure_admin_user(&store, settings.admin_password.as_deref()).await?;
+        if settings.access_token.is_none() {
+            log::warn!(
+                "no --access-token: the executor API accepts any caller (groups with their own token still check it)"
+            );
+        }
+        if local.is_some() {
+            ensure_demo(&store, settings.timezone).await?;
+        }
 
         let listener = TcpListener::bind(settings.bind).map_err(|source| StartupError::Bind {
             addr: settings.bind.to_string(),
@@ -226,6 +260,10 @@ impl Admin {
                 source,
             })?
             .port();
+        let executor = match local {
+            Some(local) => Some(local_executor(settings, local, port)?),
+            None => None,
+        };
         let actors = start_actors_with(
             &store,
             settings,
@@ -240,19 +278,38 @@ impl Admin {
             dispatcher: actors.dispatcher.clone(),
             settings: Arc::new(settings.clone()),
         };
-        let server = HttpServer::new(move || App::new().configure(web::configure(state.clone())))
-            .listen(listener)
-            .map_err(|source| StartupError::Bind {
-                addr: settings.bind.to_string(),
-                source,
-            })?
-            .run();
+        let mounted = executor.clone();
+        let server = HttpServer::new(move || {
+            let app = App::new().configure(web::configure(state.clone()));
+            match &mounted {
+                Some(executor) => app.service(executor.scope(LOCAL_EXECUTOR_PATH)),
+                None => app,
+            }
+        })
+        // signals are handled in run_until_stopped: actix-server would stop the whole system
+        // before the ring is drained and the local executor has reported its runs
+        .disable_signals()
+        .shutdown_timeout(5)
+        .listen(listener)
+        .map_err(|source| StartupError::Bind {
+            addr: settings.bind.to_string(),
+            source,
+        })?
+        .run();
         log::info!("admin listening on {}:{port}", settings.bind.ip());
+        if let Some(executor) = &executor {
+            executor.start_registration(port);
+            log::info!(
+                "local executor '{LOCAL_APP_NAME}' serving at {}",
+                executor.registered_address(port)
+            );
+        }
         Ok(Admin {
             port,
             server,
             store,
             actors,
+            executor,
         })
     }
 
@@ -271,13 +328,61 @@ impl Admin {
         &self.actors
     }
 
-    /// Serves until Ctrl-C/SIGTERM, then stops gracefully: pre-reading stops, the ring fires
-    /// what it holds (at most 6 s: its window is 5 s), then the database closes.
+    /// Serves until Ctrl-C/SIGTERM (or until the HTTP server is stopped), then stops gracefully:
+    /// pre-reading stops, the ring fires what it holds (at most 6 s: its window is 5 s) and the
+    /// dispatches in flight end, the local executor finishes and reports its runs, then the
+    /// HTTP server and the database close.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let result = self.server.await;
+        let handle = self.server.handle();
+        let mut join = actix_web::rt::spawn(self.server);
+        let served = tokio::select! {
+            r = &mut join => Some(r),
+            () = shutdown_signal() => {
+                log::info!("signal received; stopping the admin");
+                None
+            }
+        };
         self.actors.drain(Duration::from_secs(6)).await;
+        if let Some(executor) = &self.executor {
+            executor.shutdown().await;
+        }
+        let served = match served {
+            Some(r) => r,
+            None => {
+                handle.stop(true).await;
+                join.await
+            }
+        };
         self.store.close().await;
         log::info!("admin stopped");
-        result
+        served.map_err(std::io::Error::other)?
     }
+}
+
+/// Path of the in-process executor on the admin's port in standalone mode.
+pub const LOCAL_EXECUTOR_PATH: &str = "/executor";
+
+/// The standalone executor: built-in handlers, registered at `http://127.0.0.1:{port}/executor/`.
+fn local_executor(
+    settings: &AdminSettings,
+    local: &LocalExecutorSettings,
+    port: u16,
+) -> Result<Executor, StartupError> {
+    let mut builder = Executor::builder()
+        .admin_addresses([format!("http://127.0.0.1:{port}")])
+        .app_name(LOCAL_APP_NAME)
+        .ip("127.0.0.1")
+        .port(port)
+        .mount_path(LOCAL_EXECUTOR_PATH)
+        .log_path(local.log_path.clone())
+        .log_retention_days(settings.log_retention_days)
+        .idle_timeout(local.idle_timeout)
+        .glue_enabled(local.glue_enabled)
+        .with_builtin_handlers();
+    if let Some(token) = &settings.access_token {
+        builder = builder.access_token(token.clone());
+    }
+    builder
+        .build()
+        .map_err(|e| StartupError::Executor(e.to_string()))
 }

@@ -874,3 +874,24 @@ engine_test!(
         assert_eq!(g.address_list, vec!["http://b:1/", "http://c:1/"]);
     }
 );
+
+engine_test!(
+    executors_are_called_in_the_protocol_they_registered_with,
+    |admin| {
+        let old = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        old.register_as("proto-old", false).await;
+        let new = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        new.register_as("proto-new", true).await;
+        let old_job = admin.job(admin.group("proto-old").await, |_| {}).await;
+        let new_job = admin.job(admin.group("proto-new").await, |_| {}).await;
+        admin.manual(old_job).await;
+        admin.manual(new_job).await;
+        let got = old.received();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].path, "/run", "XXL-JOB 2.4-3.4 executors take /run");
+        let got = new.received();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].path, "/trigger", "3.5 executors take /trigger");
+        assert_eq!(got[0].app_header.as_deref(), Some("proto-new"));
+    }
+);

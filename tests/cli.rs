@@ -278,7 +278,7 @@ async fn migrate_on_mysql_is_idempotent() {
 }
 
 #[tokio::test]
-async fn standalone_starts_creates_the_database_answers_health_and_stops_on_ctrl_c() {
+async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let mut child = Command::new(BIN)
@@ -293,6 +293,32 @@ async fn standalone_starts_creates_the_database_answers_health_and_stops_on_ctrl
     assert_eq!(status.code, 200, "{}", status.body);
     assert!(status.body.contains("UP"), "{}", status.body);
     assert!(dir.path().join("data/jobwheel.db").exists());
+
+    // the demo job (every 10 s) runs on the in-process executor and its result is stored
+    let url = format!("sqlite://{}", dir.path().join("data/jobwheel.db").display());
+    let store = jobwheel::store::Store::connect(&url, &Default::default())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let demo_ok = loop {
+        let filter = jobwheel::store::LogFilter {
+            status: Some(jobwheel::store::LogStatus::Success),
+            limit: 10,
+            ..Default::default()
+        };
+        let (total, logs) = store.list_logs(&filter).await.unwrap();
+        if total > 0 {
+            break logs[0].clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no successful demo run within 15 s"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(demo_ok.executor_handler.as_deref(), Some("demoJobHandler"));
+    assert!(demo_ok.executor_address.unwrap().ends_with("/executor/"));
+    store.close().await;
 
     interrupt(&child);
     let exit = wait_exit(&mut child, Duration::from_secs(20));

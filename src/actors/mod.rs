@@ -4,13 +4,20 @@
 //! running [`trigger`]s), [`registry`] (executor registrations), [`callback`] (results),
 //! and the monitors ([`monitor`]): [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost
 //! results), [`monitor_report`] (daily counts, retention).
+//! Executor: [`job_thread`] (one `JobActor` per jobId), [`executor_callback`] (results to the
+//! admins), [`registrar`] (registration beat).
+
+#![warn(missing_docs)]
 
 pub mod callback;
 pub mod dispatch;
+pub mod executor_callback;
+pub mod job_thread;
 pub mod monitor;
 pub mod monitor_fail;
 pub mod monitor_lost;
 pub mod monitor_report;
+pub mod registrar;
 pub mod registry;
 pub mod ring;
 pub mod schedule;

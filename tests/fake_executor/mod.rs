@@ -20,6 +20,10 @@ pub struct Received {
     pub param: TriggerParam,
     /// Arrival, epoch ms.
     pub at: i64,
+    /// `/run` or `/trigger`.
+    pub path: String,
+    /// The `XXL-JOB-APPNAME` header, if sent.
+    pub app_header: Option<String>,
 }
 
 /// How the fake behaves.
@@ -108,19 +112,28 @@ impl FakeExecutor {
 
     /// Registers with the admin as `app` (v2: no app-name header).
     pub async fn register(&self, app: &str) {
+        self.register_as(app, false).await;
+    }
+
+    /// Registers as `app`; `v35` sends the `XXL-JOB-APPNAME` header as 3.5 executors do.
+    pub async fn register_as(&self, app: &str, v35: bool) {
         let body =
             json!({"registryGroup": "EXECUTOR", "registryKey": app, "registryValue": self.address});
-        let mut res = awc::Client::default()
-            .post(format!("{}/api/registry", self.shared.admin))
-            .send_json(&body)
-            .await
-            .expect("registry call");
+        let mut req = awc::Client::default().post(format!("{}/api/registry", self.shared.admin));
+        if v35 {
+            req = req.insert_header(("XXL-JOB-APPNAME", app));
+        }
+        let mut res = req.send_json(&body).await.expect("registry call");
         let answer: serde_json::Value = res.json().await.expect("registry answer");
         assert_eq!(answer["code"], 200, "registry refused: {answer}");
     }
 }
 
-async fn run(shared: web::Data<Shared>, body: web::Bytes) -> HttpResponse {
+async fn run(
+    shared: web::Data<Shared>,
+    req: actix_web::HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
     let param: TriggerParam = match serde_json::from_slice(&body) {
         Ok(p) => p,
         Err(e) => {
@@ -132,6 +145,12 @@ async fn run(shared: web::Data<Shared>, body: web::Bytes) -> HttpResponse {
     shared.received.lock().unwrap().push(Received {
         param: param.clone(),
         at: now_ms(),
+        path: req.path().to_string(),
+        app_header: req
+            .headers()
+            .get("XXL-JOB-APPNAME")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
     });
     if behaviour.answer_after_ms > 0 {
         actix_web::rt::time::sleep(Duration::from_millis(behaviour.answer_after_ms)).await;
