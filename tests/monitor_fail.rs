@@ -246,3 +246,57 @@ mod retry_interval {
     use super::*;
     on_each_backend!(retry_waits_for_the_interval);
 }
+
+/// Two admins on one database scan at the same aligned instants: each failed log is still
+/// retried and alarmed once (the claim decides), so retry count 2 gives exactly 3 rows and
+/// 3 webhook calls.
+async fn two_admins_retry_once(backend: Backend) {
+    let Some(db) = common::TestDb::create(backend).await else {
+        return;
+    };
+    let settings = admin_settings(&db, AdminArgs::default());
+    let first = start_admin(&settings, fast_monitors(&settings)).await;
+    let second = start_admin(&settings, fast_monitors(&settings)).await;
+    let (hooks_url, hooks) = start_webhook_receiver();
+    let executor = start_failing_executor(first.url());
+    register(&first.url(), "mon-pair", &executor).await;
+
+    let g = new_group(&db.store, "mon-pair").await;
+    let mut j = job(g, "fails on a cluster", "failing");
+    j.executor_fail_retry_count = 2;
+    j.alarm_webhook = format!("{hooks_url}/hook");
+    let job_id = db.store.insert_job(&j).await.unwrap();
+    trigger_and_wait(
+        &second.actors.dispatcher,
+        Trigger::new(job_id, TriggerType::Manual, 0),
+    )
+    .await
+    .expect("trigger report");
+
+    let store = db.store.clone();
+    let logs = wait_for(Duration::from_secs(20), "3 failed and alarmed logs", || {
+        let store = store.clone();
+        async move {
+            let logs = logs_of(&store, job_id).await;
+            settled(&logs, 3).then_some(logs)
+        }
+    })
+    .await;
+    actix_web::rt::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(logs_of(&db.store, job_id).await.len(), 3);
+    let mut got: Vec<i64> = hooks
+        .received()
+        .iter()
+        .map(|h| h["logId"].as_i64().unwrap_or_default())
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, logs.iter().map(|l| l.id).collect::<Vec<_>>());
+    first.close().await;
+    second.close().await;
+    db.drop_db().await;
+}
+
+mod cluster {
+    use super::*;
+    on_each_backend!(two_admins_retry_once);
+}
