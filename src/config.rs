@@ -82,6 +82,42 @@ pub struct AdminArgs {
     /// IANA time zone for cron expressions without their own [default: this machine's]
     #[arg(long, env = "JOBWHEEL_TIMEZONE", value_name = "ZONE")]
     pub timezone: Option<String>,
+    /// Seconds without a result after which a run on an executor that is gone is marked failed [default: 600]
+    #[arg(
+        long,
+        env = "JOBWHEEL_LOST_RESULT_TIMEOUT_SECS",
+        allow_hyphen_values = true,
+        value_name = "SECS"
+    )]
+    pub lost_result_timeout_secs: Option<String>,
+    /// SMTP server for alarm e-mails; unset turns e-mail alarms off
+    #[arg(long, env = "JOBWHEEL_SMTP_HOST", value_name = "HOST")]
+    pub smtp_host: Option<String>,
+    /// SMTP port [default: 587 for starttls, 465 for tls, 25 for none]
+    #[arg(
+        long,
+        env = "JOBWHEEL_SMTP_PORT",
+        allow_hyphen_values = true,
+        value_name = "PORT"
+    )]
+    pub smtp_port: Option<String>,
+    /// SMTP security: starttls (required STARTTLS), tls (implicit TLS) or none [default: starttls]
+    #[arg(long, env = "JOBWHEEL_SMTP_TLS", value_name = "MODE")]
+    pub smtp_tls: Option<String>,
+    /// SMTP login user (empty: no login)
+    #[arg(long, env = "JOBWHEEL_SMTP_USERNAME", value_name = "USER")]
+    pub smtp_username: Option<String>,
+    /// SMTP login password
+    #[arg(
+        long,
+        env = "JOBWHEEL_SMTP_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    pub smtp_password: Option<String>,
+    /// Sender of alarm e-mails, e.g. "jobwheel <ops@example.com>" [default: the username if it is an address]
+    #[arg(long, env = "JOBWHEEL_SMTP_FROM", value_name = "ADDRESS")]
+    pub smtp_from: Option<String>,
 }
 
 /// Flags of an executor.
@@ -176,6 +212,13 @@ const KNOWN_KEYS: &[&str] = &[
     "trigger-pool-fast-max",
     "trigger-pool-slow-max",
     "timezone",
+    "lost-result-timeout-secs",
+    "smtp-host",
+    "smtp-port",
+    "smtp-tls",
+    "smtp-username",
+    "smtp-password",
+    "smtp-from",
     "admin-addresses",
     "app-name",
     "address",
@@ -438,6 +481,130 @@ pub struct AdminSettings {
     pub trigger_pool_slow_max: usize,
     /// Default zone of cron expressions.
     pub timezone: Tz,
+    /// A run without a result for this long, on an executor that is gone, is marked failed.
+    pub lost_result_timeout: Duration,
+    /// Mail server for alarm e-mails; `None` turns e-mail alarms off.
+    pub smtp: Option<SmtpSettings>,
+}
+
+/// How the connection to the SMTP server is secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmtpTls {
+    /// Plain connection upgraded with STARTTLS, which the server must offer (port 587).
+    StartTls,
+    /// TLS from the first byte (port 465).
+    Tls,
+    /// No encryption (port 25, or a local relay).
+    None,
+}
+
+impl SmtpTls {
+    /// The port used when `--smtp-port` is not given.
+    pub fn default_port(self) -> u16 {
+        match self {
+            SmtpTls::StartTls => 587,
+            SmtpTls::Tls => 465,
+            SmtpTls::None => 25,
+        }
+    }
+}
+
+/// Validated SMTP settings for alarm e-mails.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmtpSettings {
+    /// Server host name.
+    pub host: String,
+    /// Server port.
+    pub port: u16,
+    /// Connection security.
+    pub tls: SmtpTls,
+    /// Login user and password, if the server wants a login.
+    pub credentials: Option<(String, String)>,
+    /// Sender mailbox (checked to parse as an address).
+    pub from: String,
+}
+
+impl std::fmt::Debug for SmtpSettings {
+    // the password never reaches a log line
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpSettings")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("username", &self.credentials.as_ref().map(|(u, _)| u))
+            .field("from", &self.from)
+            .finish()
+    }
+}
+
+fn smtp_settings(args: &AdminArgs, file: &ConfigFile) -> Result<Option<SmtpSettings>, ConfigError> {
+    let s = Section::Admin;
+    let tls = match pick(&args.smtp_tls, file, s, "smtp-tls")? {
+        None => SmtpTls::StartTls,
+        Some(raw) => match raw.text.trim().to_ascii_lowercase().as_str() {
+            "starttls" => SmtpTls::StartTls,
+            "tls" => SmtpTls::Tls,
+            "none" => SmtpTls::None,
+            _ => return Err(invalid(&raw, "expected starttls, tls or none")),
+        },
+    };
+    let port = parse_number(
+        pick(&args.smtp_port, file, s, "smtp-port")?,
+        tls.default_port(),
+        1,
+        u16::MAX,
+    )?;
+    let username = non_empty(pick(&args.smtp_username, file, s, "smtp-username")?);
+    let password = pick(&args.smtp_password, file, s, "smtp-password")?
+        .map(|r| r.text)
+        .filter(|p| !p.is_empty());
+    let from_raw = pick(&args.smtp_from, file, s, "smtp-from")?;
+    let Some(host) = non_empty(pick(&args.smtp_host, file, s, "smtp-host")?) else {
+        return Ok(None);
+    };
+    if host.contains("://") || host.contains('/') || host.contains(char::is_whitespace) {
+        return Err(ConfigError(format!(
+            "invalid --smtp-host '{host}': expected a host name, e.g. smtp.example.com"
+        )));
+    }
+    let credentials = match (username, password) {
+        (Some(u), Some(p)) => Some((u, p)),
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(ConfigError(
+                "--smtp-username is set but --smtp-password is not".to_string(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(ConfigError(
+                "--smtp-password is set but --smtp-username is not".to_string(),
+            ))
+        }
+    };
+    let from = match from_raw.filter(|r| !r.text.trim().is_empty()) {
+        Some(raw) => {
+            let text = raw.text.trim().to_string();
+            text.parse::<lettre::message::Mailbox>()
+                .map_err(|e| invalid(&raw, format!("not an e-mail address ({e})")))?;
+            text
+        }
+        None => match &credentials {
+            Some((user, _)) if user.parse::<lettre::message::Mailbox>().is_ok() => user.clone(),
+            _ => {
+                return Err(ConfigError(
+                    "--smtp-from is required when --smtp-host is set (the username is not an e-mail address)"
+                        .to_string(),
+                ))
+            }
+        },
+    };
+    Ok(Some(SmtpSettings {
+        host,
+        port,
+        tls,
+        credentials,
+        from,
+    }))
 }
 
 impl AdminSettings {
@@ -491,6 +658,18 @@ impl AdminSettings {
                 100_000,
             )?,
             timezone,
+            lost_result_timeout: Duration::from_secs(parse_number(
+                pick(
+                    &args.lost_result_timeout_secs,
+                    file,
+                    s,
+                    "lost-result-timeout-secs",
+                )?,
+                600u64,
+                30,
+                30 * 86_400,
+            )?),
+            smtp: smtp_settings(args, file)?,
         })
     }
 }
@@ -819,6 +998,92 @@ mod tests {
             ..Default::default()
         };
         assert!(ExecutorSettings::resolve(&args, &ConfigFile::none()).is_err());
+    }
+
+    #[test]
+    fn smtp_settings_default_off_and_validate() {
+        let s = AdminSettings::resolve(&AdminArgs::default(), &ConfigFile::none()).unwrap();
+        assert!(s.smtp.is_none());
+        assert_eq!(s.lost_result_timeout, Duration::from_secs(600));
+
+        let args = AdminArgs {
+            smtp_host: Some("smtp.example.com".into()),
+            smtp_username: Some("ops@example.com".into()),
+            smtp_password: Some("pw".into()),
+            lost_result_timeout_secs: Some("120".into()),
+            ..Default::default()
+        };
+        let s = AdminSettings::resolve(&args, &ConfigFile::none()).unwrap();
+        let smtp = s.smtp.unwrap();
+        assert_eq!(smtp.port, 587);
+        assert_eq!(smtp.tls, SmtpTls::StartTls);
+        assert_eq!(smtp.from, "ops@example.com");
+        assert!(!format!("{smtp:?}").contains("pw"));
+        assert_eq!(s.lost_result_timeout, Duration::from_secs(120));
+
+        let f = file(
+            "[admin]\nsmtp-host = 'mx'\nsmtp-tls = 'TLS'\nsmtp-from = 'Jobs <jobs@example.com>'\n",
+        );
+        let smtp = AdminSettings::resolve(&AdminArgs::default(), &f)
+            .unwrap()
+            .smtp
+            .unwrap();
+        assert_eq!((smtp.port, smtp.tls), (465, SmtpTls::Tls));
+        assert!(smtp.credentials.is_none());
+
+        let bad = |args: AdminArgs| {
+            AdminSettings::resolve(&args, &ConfigFile::none())
+                .unwrap_err()
+                .0
+        };
+        let host = || Some("mx".to_string());
+        let err = bad(AdminArgs {
+            smtp_host: host(),
+            smtp_tls: Some("ssl".into()),
+            smtp_from: Some("a@b.c".into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            err,
+            "invalid --smtp-tls 'ssl': expected starttls, tls or none"
+        );
+        let err = bad(AdminArgs {
+            smtp_host: host(),
+            ..Default::default()
+        });
+        assert!(err.contains("--smtp-from is required"), "{err}");
+        let err = bad(AdminArgs {
+            smtp_host: host(),
+            smtp_from: Some("not an address".into()),
+            ..Default::default()
+        });
+        assert!(
+            err.starts_with("invalid --smtp-from 'not an address'"),
+            "{err}"
+        );
+        let err = bad(AdminArgs {
+            smtp_host: host(),
+            smtp_from: Some("a@b.c".into()),
+            smtp_username: Some("u".into()),
+            ..Default::default()
+        });
+        assert_eq!(err, "--smtp-username is set but --smtp-password is not");
+        let err = bad(AdminArgs {
+            smtp_port: Some("0".into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            err,
+            "invalid --smtp-port '0': expected a whole number from 1 to 65535"
+        );
+        let err = bad(AdminArgs {
+            lost_result_timeout_secs: Some("5".into()),
+            ..Default::default()
+        });
+        assert!(
+            err.starts_with("invalid --lost-result-timeout-secs '5'"),
+            "{err}"
+        );
     }
 
     #[test]

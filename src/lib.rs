@@ -4,6 +4,7 @@
 //! `DESIGN.md` in the shared folder for the picture and README.md for the commands.
 
 pub mod actors;
+pub mod alarm;
 pub mod bootstrap;
 pub mod cli;
 pub mod clock;

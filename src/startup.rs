@@ -10,6 +10,10 @@ use actix_web::{App, HttpServer};
 
 use crate::actors::callback::CallbackActor;
 use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
+use crate::actors::monitor::MonitorSettings;
+use crate::actors::monitor_fail::FailMonitor;
+use crate::actors::monitor_lost::LostResultMonitor;
+use crate::actors::monitor_report::LogReportActor;
 use crate::actors::registry::RegistryActor;
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
@@ -65,6 +69,12 @@ pub struct AdminActors {
     pub registry: Addr<RegistryActor>,
     /// Run results.
     pub callbacks: Addr<CallbackActor>,
+    /// Retries and alarms of failed runs.
+    pub fail_monitor: Addr<FailMonitor>,
+    /// Runs whose result was lost with their executor.
+    pub lost_monitor: Addr<LostResultMonitor>,
+    /// Daily counts and log retention.
+    pub report: Addr<LogReportActor>,
     // the ring's own thread, so a busy system arbiter never delays a tick
     _ring_arbiter: Arc<ArbiterGuard>,
 }
@@ -77,8 +87,23 @@ impl Drop for ArbiterGuard {
     }
 }
 
-/// Starts the supervised scheduling actors on the current actix system.
+/// Starts the supervised scheduling and monitor actors on the current actix system.
 pub fn start_actors(store: &Store, settings: &AdminSettings, admin_address: String) -> AdminActors {
+    start_actors_with(
+        store,
+        settings,
+        admin_address,
+        MonitorSettings::from_admin(settings),
+    )
+}
+
+/// [`start_actors`] with explicit monitor settings (tests shorten the intervals).
+pub fn start_actors_with(
+    store: &Store,
+    settings: &AdminSettings,
+    admin_address: String,
+    monitors: MonitorSettings,
+) -> AdminActors {
     let env = TriggerEnv {
         store: store.clone(),
         access_token: settings.access_token.clone(),
@@ -116,12 +141,32 @@ pub fn start_actors(store: &Store, settings: &AdminSettings, admin_address: Stri
         let tz = settings.timezone;
         move |_| ScheduleActor::new(store, ring, dispatcher, tz, batch)
     });
+    // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once
+    let fail_monitor = Supervisor::start({
+        let store = store.clone();
+        let dispatcher = dispatcher.clone();
+        let monitors = monitors.clone();
+        move |_| FailMonitor::new(store, dispatcher, &monitors)
+    });
+    let lost_monitor = Supervisor::start({
+        let env = env.clone();
+        let dispatcher = dispatcher.clone();
+        let monitors = monitors.clone();
+        move |_| LostResultMonitor::new(env, dispatcher, &monitors)
+    });
+    let report = Supervisor::start({
+        let store = store.clone();
+        move |_| LogReportActor::new(store, monitors)
+    });
     AdminActors {
         schedule,
         ring,
         dispatcher,
         registry,
         callbacks,
+        fail_monitor,
+        lost_monitor,
+        report,
         _ring_arbiter: Arc::new(ArbiterGuard(ring_arbiter)),
     }
 }
@@ -163,7 +208,15 @@ impl AdminActors {
 impl Admin {
     /// Opens the database, applies migrations, creates the first user, binds the port.
     pub async fn build(settings: &AdminSettings) -> Result<Admin, StartupError> {
-        Self::build_with(settings, None).await
+        Self::build_with(settings, None, MonitorSettings::from_admin(settings)).await
+    }
+
+    /// [`Admin::build`] with explicit monitor settings (tests shorten the intervals).
+    pub async fn build_with_monitors(
+        settings: &AdminSettings,
+        monitors: MonitorSettings,
+    ) -> Result<Admin, StartupError> {
+        Self::build_with(settings, None, monitors).await
     }
 
     /// Like [`build`](Self::build), plus an in-process executor (`jobwheel-local`) served under
@@ -172,12 +225,13 @@ impl Admin {
         settings: &AdminSettings,
         local: &LocalExecutorSettings,
     ) -> Result<Admin, StartupError> {
-        Self::build_with(settings, Some(local)).await
+        Self::build_with(settings, Some(local), MonitorSettings::from_admin(settings)).await
     }
 
     async fn build_with(
         settings: &AdminSettings,
         local: Option<&LocalExecutorSettings>,
+        monitors: MonitorSettings,
     ) -> Result<Admin, StartupError> {
         let store = Store::connect(&settings.database_url, &PoolSettings::default()).await?;
         store.migrate().await?;
@@ -210,10 +264,11 @@ impl Admin {
             Some(local) => Some(local_executor(settings, local, port)?),
             None => None,
         };
-        let actors = start_actors(
+        let actors = start_actors_with(
             &store,
             settings,
             format!("http://{}:{port}", settings.bind.ip()),
+            monitors,
         );
         let state = AppState {
             store: store.clone(),

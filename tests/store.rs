@@ -562,6 +562,94 @@ all_backends!(failed_logs_are_claimed_once_for_alarms, |db| {
     );
 });
 
+all_backends!(failed_logs_wait_for_their_retry_interval, |db| {
+    let s = &db.store;
+    let g = new_group(s, "retry-wait").await;
+    let mut waiting_job = job(g, "waits");
+    waiting_job.retry_interval_secs = 30;
+    let waits = s.insert_job(&waiting_job).await.unwrap();
+    let at_once = s.insert_job(&job(g, "at once")).await.unwrap();
+    let mut retrying = accepted("http://e/");
+    retrying.executor_fail_retry_count = 2;
+
+    // failed with a result at 10 s: due at 40 s
+    let handled = s.insert_log(&new_log(g, waits, 1_000)).await.unwrap();
+    s.set_trigger_outcome(handled, &retrying).await.unwrap();
+    s.complete_log(handled, 500, Some("boom"), 10_000)
+        .await
+        .unwrap();
+    // the trigger itself failed at 5 s: due at 35 s
+    let refused = s.insert_log(&new_log(g, waits, 5_000)).await.unwrap();
+    let mut o = retrying.clone();
+    o.trigger_code = 500;
+    s.set_trigger_outcome(refused, &o).await.unwrap();
+    // no retries left: only an alarm, which does not wait
+    let last = s.insert_log(&new_log(g, waits, 1_000)).await.unwrap();
+    s.set_trigger_outcome(last, &accepted("http://e/"))
+        .await
+        .unwrap();
+    s.complete_log(last, 500, None, 10_000).await.unwrap();
+    // a job without an interval retries at once
+    let quick = s.insert_log(&new_log(g, at_once, 1_000)).await.unwrap();
+    s.set_trigger_outcome(quick, &retrying).await.unwrap();
+    s.complete_log(quick, 500, None, 10_000).await.unwrap();
+    // a 24-day interval must not overflow 32-bit arithmetic
+    let mut long_job = job(g, "long");
+    long_job.retry_interval_secs = 2_100_000;
+    let long = s.insert_job(&long_job).await.unwrap();
+    let far = s.insert_log(&new_log(g, long, 1_000)).await.unwrap();
+    s.set_trigger_outcome(far, &retrying).await.unwrap();
+    s.complete_log(far, 500, None, 10_000).await.unwrap();
+
+    assert_eq!(
+        s.find_failed_log_ids_due(20_000, 100).await.unwrap(),
+        vec![last, quick]
+    );
+    assert_eq!(
+        s.find_failed_log_ids_due(35_000, 100).await.unwrap(),
+        vec![refused, last, quick]
+    );
+    assert_eq!(
+        s.find_failed_log_ids_due(40_000, 100).await.unwrap(),
+        vec![handled, refused, last, quick]
+    );
+    assert_eq!(
+        s.find_failed_log_ids_due(40_000, 1).await.unwrap(),
+        vec![handled]
+    );
+    // a result stored before the trigger's outcome waits for it (at most a minute)
+    let early = s.insert_log(&new_log(g, at_once, 30_000)).await.unwrap();
+    s.complete_log(early, 500, None, 30_100).await.unwrap();
+    assert!(!s
+        .find_failed_log_ids_due(40_000, 100)
+        .await
+        .unwrap()
+        .contains(&early));
+    assert!(s
+        .find_failed_log_ids_due(90_000, 100)
+        .await
+        .unwrap()
+        .contains(&early));
+    s.set_trigger_outcome(early, &retrying).await.unwrap();
+    assert!(s
+        .find_failed_log_ids_due(40_000, 100)
+        .await
+        .unwrap()
+        .contains(&early));
+
+    let far_due = 10_000 + 2_100_000_000;
+    assert!(!s
+        .find_failed_log_ids_due(far_due - 1, 100)
+        .await
+        .unwrap()
+        .contains(&far));
+    assert!(s
+        .find_failed_log_ids_due(far_due, 100)
+        .await
+        .unwrap()
+        .contains(&far));
+});
+
 all_backends!(lost_results_need_a_vanished_executor, |db| {
     let s = &db.store;
     let g = new_group(s, "lost").await;

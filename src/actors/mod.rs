@@ -1,7 +1,9 @@
 //! Every long-lived component is an actor; this module holds the admin's and the executor's.
 //!
 //! Admin: [`schedule`] (pre-read), [`ring`] (60 one-second slots), [`dispatch`] (fast/slow pools
-//! running [`trigger`]s), [`registry`] (executor registrations), [`callback`] (results).
+//! running [`trigger`]s), [`registry`] (executor registrations), [`callback`] (results),
+//! and the monitors ([`monitor`]): [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost
+//! results), [`monitor_report`] (daily counts, retention).
 //! Executor: [`job_thread`] (one `JobActor` per jobId), [`executor_callback`] (results to the
 //! admins), [`registrar`] (registration beat).
 
@@ -11,6 +13,10 @@ pub mod callback;
 pub mod dispatch;
 pub mod executor_callback;
 pub mod job_thread;
+pub mod monitor;
+pub mod monitor_fail;
+pub mod monitor_lost;
+pub mod monitor_report;
 pub mod registrar;
 pub mod registry;
 pub mod ring;

@@ -11,6 +11,10 @@ pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
     handle_time, handle_code, handle_msg, alarm_status";
 
+/// How long the fail monitor waits for a trigger's outcome (trigger code, retry count) when the
+/// run's result was stored first.
+pub const TRIGGER_OUTCOME_GRACE_MS: i64 = 60_000;
+
 /// A run's state as the log list filters it (XXL-JOB's `logStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogStatus {
@@ -226,6 +230,35 @@ impl Store {
              ORDER BY id LIMIT ?",
         );
         on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(limit).fetch_all(pool).await?))
+    }
+
+    /// Like [`Store::find_failed_log_ids`], but leaves out failed runs whose retry is still
+    /// waiting for the job's `retry_interval_secs` to pass since the result (or, without a
+    /// result, since the trigger). Such a log keeps `alarm_status` 0 until then, so a pending
+    /// retry survives a restart and is claimed (and fired) once, by one admin.
+    ///
+    /// A result that arrived before the trigger's own outcome was written (a run that failed
+    /// within milliseconds) waits for that outcome, which carries the retry count, for at most
+    /// [`TRIGGER_OUTCOME_GRACE_MS`].
+    pub async fn find_failed_log_ids_due(&self, now: i64, limit: i64) -> StoreResult<Vec<i64>> {
+        // `? * retry_interval_secs` with a 64-bit parameter keeps PostgreSQL from int4 overflow
+        let sql = self.sql(
+            "SELECT l.id AS id FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id \
+             WHERE l.alarm_status = 0 \
+             AND NOT ((l.trigger_code IN (0, 200) AND l.handle_code = 0) OR l.handle_code = 200) \
+             AND (l.trigger_code <> 0 OR l.trigger_time <= ?) \
+             AND (l.executor_fail_retry_count <= 0 OR j.id IS NULL OR j.retry_interval_secs <= 0 \
+                  OR (CASE WHEN l.handle_time > 0 THEN l.handle_time ELSE l.trigger_time END) \
+                     + ? * j.retry_interval_secs <= ?) \
+             ORDER BY l.id LIMIT ?",
+        );
+        on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql)
+            .bind(now - TRIGGER_OUTCOME_GRACE_MS)
+            .bind(1_000i64)
+            .bind(now)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?))
     }
 
     /// Moves a log's alarm status from `from` to `to`; false if another admin moved it first.

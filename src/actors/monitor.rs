@@ -1,0 +1,117 @@
+//! What the admin's monitor actors share: their settings and their pacing.
+//!
+//! The monitors ([`super::monitor_fail`], [`super::monitor_lost`], [`super::monitor_report`]) run
+//! a pass at start, then at each wall-clock multiple of their interval (XXL-JOB's aligned
+//! `CyclicThread`), so several admins scan at the same instants and the claims decide who
+//! works. A pass that fails (database down) is logged and tried again after a backoff that
+//! grows with each failure in a row.
+
+use std::time::Duration;
+
+use chrono_tz::Tz;
+
+use crate::alarm::webhook::DEFAULT_WEBHOOK_TIMEOUT;
+use crate::clock::now_ms;
+use crate::config::{AdminSettings, SmtpSettings};
+
+/// Settings of the monitor actors; production values come from [`MonitorSettings::from_admin`],
+/// tests shorten the intervals.
+#[derive(Debug, Clone)]
+pub struct MonitorSettings {
+    /// Fail monitor (retries and alarms) period; XXL-JOB's 10 s.
+    pub fail_interval: Duration,
+    /// Lost-result monitor period; XXL-JOB's 60 s.
+    pub lost_interval: Duration,
+    /// Report and retention period; XXL-JOB's 60 s.
+    pub report_interval: Duration,
+    /// A run without a result for this long, on an executor that is gone, is marked failed.
+    pub lost_result_timeout: Duration,
+    /// Days of logs to keep; 0 keeps them forever.
+    pub log_retention_days: u32,
+    /// Rows deleted per statement by the retention.
+    pub retention_batch: i64,
+    /// Least time between two retention runs (the first runs at start).
+    pub retention_every: Duration,
+    /// Days of the daily report begin at midnight in this zone.
+    pub timezone: Tz,
+    /// How long a webhook may take.
+    pub webhook_timeout: Duration,
+    /// Mail server; `None` turns e-mail alarms off.
+    pub smtp: Option<SmtpSettings>,
+}
+
+impl MonitorSettings {
+    /// XXL-JOB's periods with the admin's retention, time zone, timeout and SMTP settings.
+    pub fn from_admin(settings: &AdminSettings) -> Self {
+        MonitorSettings {
+            fail_interval: Duration::from_secs(10),
+            lost_interval: Duration::from_secs(60),
+            report_interval: Duration::from_secs(60),
+            lost_result_timeout: settings.lost_result_timeout,
+            log_retention_days: settings.log_retention_days,
+            retention_batch: 1_000,
+            retention_every: Duration::from_secs(24 * 3_600),
+            timezone: settings.timezone,
+            webhook_timeout: DEFAULT_WEBHOOK_TIMEOUT,
+            smtp: settings.smtp.clone(),
+        }
+    }
+}
+
+/// Time until the next wall-clock multiple of `interval` (a whole interval when exactly on one).
+pub fn until_aligned(interval: Duration, now_ms: i64) -> Duration {
+    let period = (interval.as_millis() as i64).max(1);
+    let wait = period - now_ms.rem_euclid(period);
+    Duration::from_millis(wait as u64)
+}
+
+/// Time until the next aligned pass, from the current clock.
+pub fn next_pass(interval: Duration) -> Duration {
+    until_aligned(interval, now_ms())
+}
+
+/// Wait after `failures` failed passes in a row: the interval (at most 2 s) doubled per
+/// failure, never more than the larger of the interval and a minute.
+pub fn backoff(interval: Duration, failures: u32) -> Duration {
+    let first = interval
+        .min(Duration::from_secs(2))
+        .max(Duration::from_millis(10));
+    let cap = interval.max(Duration::from_secs(60));
+    let factor = 1u32 << failures.saturating_sub(1).min(16);
+    first.saturating_mul(factor).min(cap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_align_to_the_interval() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(
+            until_aligned(ten, 1_000_003_000),
+            Duration::from_millis(7_000)
+        );
+        assert_eq!(until_aligned(ten, 1_000_000_000), ten);
+        assert_eq!(
+            until_aligned(Duration::from_millis(200), 1_050),
+            Duration::from_millis(150)
+        );
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(backoff(ten, 1), Duration::from_secs(2));
+        assert_eq!(backoff(ten, 2), Duration::from_secs(4));
+        assert_eq!(backoff(ten, 5), Duration::from_secs(32));
+        assert_eq!(backoff(ten, 6), Duration::from_secs(60));
+        assert_eq!(backoff(ten, 100), Duration::from_secs(60));
+        let hour = Duration::from_secs(3_600);
+        assert_eq!(backoff(hour, 30), hour);
+        assert_eq!(
+            backoff(Duration::from_millis(100), 1),
+            Duration::from_millis(100)
+        );
+    }
+}

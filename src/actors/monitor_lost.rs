@@ -1,0 +1,225 @@
+//! LostResultMonitor: a run accepted by an executor that has since gone (no registration), with
+//! no result after `--lost-result-timeout-secs` (XXL-JOB's 10 minutes), is marked failed
+//! (XXL-JOB `JobCompleteHelper`, every 60 s; reference §3.12).
+//!
+//! "Gone" is checked, not assumed: XXL-JOB takes a missing registration for a dead executor, so
+//! every run longer than 10 minutes on a manually listed executor (never registered) is marked
+//! lost while it still runs (reference §9 item 8). Here a candidate's executor is asked first:
+//! if it answers `beat` and its `idleBeat` says the job is running or queued, the run is left
+//! alone; if it does not answer, or says the job is idle there, the result is lost.
+//!
+//! The mark goes through the callback path ([`complete_one`]), so it is stored only if no real
+//! result arrived meanwhile, a FIX_DELAY job is scheduled again, and children are not
+//! triggered. The fail monitor then retries and alarms it like any failure.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::callback::{complete_one, CallbackOutcome};
+use super::dispatch::Dispatcher;
+use super::monitor::{backoff, next_pass, MonitorSettings};
+use super::trigger::TriggerEnv;
+use crate::clock::now_ms;
+use crate::executor_client::{Credentials, ExecutorClient};
+use crate::model::JobLog;
+use crate::protocol::{AdminProtocol, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
+
+/// XXL-JOB's `joblog_lost_fail` message.
+pub const LOST_MSG: &str = "Job result lost, marked as failure";
+/// Logs read per query.
+pub const LOST_BATCH: i64 = 1_000;
+/// Most queries per pass; the rest waits for the next pass.
+const MAX_ROUNDS: usize = 10;
+
+/// What one pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LostPassReport {
+    /// Runs marked failed.
+    pub marked: usize,
+    /// Candidates whose executor says the job is still running there.
+    pub still_running: usize,
+}
+
+/// Whether the run's executor answers and says the job is running or queued there.
+/// `beats` caches each address's `beat` answer for the pass.
+async fn still_running(
+    env: &TriggerEnv,
+    client: &ExecutorClient,
+    beats: &mut HashMap<String, bool>,
+    log: &JobLog,
+) -> Result<bool, String> {
+    let Some(address) = log
+        .executor_address
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    else {
+        return Ok(false);
+    };
+    let group = env
+        .store
+        .get_group(log.job_group)
+        .await
+        .map_err(|e| e.to_string())?;
+    let creds = Credentials {
+        access_token: group
+            .as_ref()
+            .and_then(|g| g.access_token.clone())
+            .filter(|t| !t.is_empty())
+            .or_else(|| env.access_token.clone()),
+        app_name: group.as_ref().map(|g| g.app_name.clone()),
+        // an unregistered executor's generation is unknown; beat and idleBeat are the same in both
+        protocol: AdminProtocol::V2,
+    };
+    let alive = match beats.get(address) {
+        Some(alive) => *alive,
+        None => {
+            let alive = client.beat(address, &creds).await.code == SUCCESS_CODE;
+            beats.insert(address.to_string(), alive);
+            alive
+        }
+    };
+    if !alive {
+        return Ok(false);
+    }
+    // 200 means idle: the executor is up but not running this job, so its result is lost
+    Ok(client.idle_beat(address, &creds, log.job_id).await.code != SUCCESS_CODE)
+}
+
+/// Marks lost results of runs triggered before `now - timeout` whose executor is not registered
+/// and does not confirm that it still runs them.
+pub async fn lost_pass(
+    env: &TriggerEnv,
+    dispatcher: &Addr<Dispatcher>,
+    client: &ExecutorClient,
+    timeout: Duration,
+    now: i64,
+    batch: i64,
+) -> Result<LostPassReport, String> {
+    let before = now - timeout.as_millis() as i64;
+    let mut report = LostPassReport::default();
+    let mut beats = HashMap::new();
+    for _ in 0..MAX_ROUNDS {
+        let ids = env
+            .store
+            .find_lost_log_ids(before, batch)
+            .await
+            .map_err(|e| e.to_string())?;
+        let full = ids.len() as i64 >= batch;
+        let mut marked_now = 0;
+        for id in ids {
+            let Some(log) = env.store.get_log(id).await.map_err(|e| e.to_string())? else {
+                continue;
+            };
+            if still_running(env, client, &mut beats, &log).await? {
+                report.still_running += 1;
+                log::debug!(
+                    "log {id}: no result yet, but executor {} still runs job {}",
+                    log.executor_address.as_deref().unwrap_or("-"),
+                    log.job_id
+                );
+                continue;
+            }
+            let mut outcome = CallbackOutcome::default();
+            let result = HandleCallbackParam {
+                log_id: id,
+                log_date_time: log.trigger_time,
+                handle_code: FAIL_CODE,
+                handle_msg: Some(LOST_MSG.to_string()),
+            };
+            complete_one(env, dispatcher, result, &mut outcome).await?;
+            if outcome.stored > 0 {
+                marked_now += 1;
+                log::warn!(
+                    "job {} log {id}: no result for {}s and executor {} is gone or idle: marked as failed (result lost)",
+                    log.job_id,
+                    timeout.as_secs(),
+                    log.executor_address.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        report.marked += marked_now;
+        // only a full batch that made progress can hide more candidates behind it
+        if !full || marked_now == 0 {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// The lost-result monitor actor; supervised.
+pub struct LostResultMonitor {
+    env: TriggerEnv,
+    dispatcher: Addr<Dispatcher>,
+    client: Rc<ExecutorClient>,
+    interval: Duration,
+    timeout: Duration,
+    failures: u32,
+}
+
+impl LostResultMonitor {
+    /// A monitor with the settings' interval and timeout; create it on the arbiter it runs on.
+    pub fn new(env: TriggerEnv, dispatcher: Addr<Dispatcher>, settings: &MonitorSettings) -> Self {
+        LostResultMonitor {
+            env,
+            dispatcher,
+            client: Rc::new(ExecutorClient::default()),
+            interval: settings.lost_interval,
+            timeout: settings.lost_result_timeout,
+            failures: 0,
+        }
+    }
+
+    fn pass(&mut self, ctx: &mut Context<Self>) {
+        let env = self.env.clone();
+        let dispatcher = self.dispatcher.clone();
+        let client = self.client.clone();
+        let timeout = self.timeout;
+        ctx.wait(
+            async move {
+                lost_pass(&env, &dispatcher, &client, timeout, now_ms(), LOST_BATCH).await
+            }
+                .into_actor(self)
+                .map(|result, act, ctx| {
+                    let delay = match result {
+                        Ok(_) => {
+                            act.failures = 0;
+                            next_pass(act.interval)
+                        }
+                        Err(e) => {
+                            act.failures += 1;
+                            let delay = backoff(act.interval, act.failures);
+                            log::error!(
+                                "lost-result pass failed ({} in a row), retrying in {delay:?}: {e}",
+                                act.failures
+                            );
+                            delay
+                        }
+                    };
+                    ctx.run_later(delay, |act, ctx| act.pass(ctx));
+                }),
+        );
+    }
+}
+
+impl Actor for LostResultMonitor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        log::info!(
+            "lost-result monitor started (every {:?}, results lost after {:?})",
+            self.interval,
+            self.timeout
+        );
+        self.pass(ctx);
+    }
+}
+
+impl Supervised for LostResultMonitor {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        log::warn!("lost-result monitor restarting");
+    }
+}

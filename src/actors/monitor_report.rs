@@ -1,0 +1,255 @@
+//! LogReportActor: daily run counts and log retention (XXL-JOB `JobLogReportHelper`, every 60 s;
+//! reference §3.14).
+//!
+//! Each pass counts the runs triggered today, yesterday and the day before (days begin at
+//! midnight in the admin's `--timezone`) into `job_log_report`, and drops expired sessions. With
+//! `--log-retention-days N > 0`, the first pass and then at most one pass a day delete the logs
+//! triggered before today's midnight minus N days, in batches, until none are left.
+
+use std::time::Instant;
+
+use actix::prelude::*;
+use chrono::{Days, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+
+use super::monitor::{backoff, next_pass, MonitorSettings};
+use crate::clock::now_ms;
+use crate::model::LogReport;
+use crate::store::{Store, StoreError};
+
+/// Most batches one retention run deletes; the rest goes at the next run.
+const MAX_RETENTION_BATCHES: u32 = 100_000;
+
+/// What one pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportPassReport {
+    /// The reports written, today first.
+    pub reports: Vec<LogReport>,
+    /// Whether the retention ran.
+    pub retention_ran: bool,
+    /// Logs deleted by the retention.
+    pub logs_deleted: u64,
+    /// Delete statements issued.
+    pub batches: u32,
+    /// Expired sessions removed.
+    pub sessions_deleted: u64,
+}
+
+/// Epoch ms of the first instant of `date` in `tz` (midnight, or the first hour that exists
+/// when a DST change skips midnight).
+pub fn day_start(tz: Tz, date: NaiveDate) -> i64 {
+    for hour in 0..24 {
+        if let Some(local) = date.and_hms_opt(hour, 0, 0) {
+            if let Some(t) = tz.from_local_datetime(&local).earliest() {
+                return t.timestamp_millis();
+            }
+        }
+    }
+    Utc.from_utc_datetime(&date.and_time(chrono::NaiveTime::MIN))
+        .timestamp_millis()
+}
+
+/// The date `now` falls on in `tz`.
+pub fn local_date(tz: Tz, now: i64) -> NaiveDate {
+    match Utc.timestamp_millis_opt(now).single() {
+        Some(t) => t.with_timezone(&tz).date_naive(),
+        None => NaiveDate::MIN,
+    }
+}
+
+/// Logs triggered before this instant are expired: today's midnight minus `days` days in `tz`.
+pub fn retention_cutoff(tz: Tz, now: i64, days: u32) -> i64 {
+    let today = local_date(tz, now);
+    let day = today
+        .checked_sub_days(Days::new(u64::from(days)))
+        .unwrap_or(NaiveDate::MIN);
+    day_start(tz, day)
+}
+
+/// One pass: the three daily reports, expired sessions, and the retention when `retention_due`.
+pub async fn report_pass(
+    store: &Store,
+    settings: &MonitorSettings,
+    now: i64,
+    retention_due: bool,
+) -> Result<ReportPassReport, StoreError> {
+    let tz = settings.timezone;
+    let today = local_date(tz, now);
+    let mut report = ReportPassReport::default();
+    for back in 0..3u64 {
+        let Some(day) = today.checked_sub_days(Days::new(back)) else {
+            continue;
+        };
+        let start = day_start(tz, day);
+        let end = day
+            .checked_add_days(Days::new(1))
+            .map(|next| day_start(tz, next))
+            .unwrap_or(i64::MAX);
+        let counts = store.count_logs(start, end).await?;
+        let row = LogReport {
+            trigger_day: start,
+            running_count: counts.running,
+            suc_count: counts.success,
+            fail_count: counts.failed(),
+            update_time: now,
+        };
+        store.upsert_log_report(&row).await?;
+        report.reports.push(row);
+    }
+    report.sessions_deleted = store.delete_expired_sessions(now).await?;
+    if report.sessions_deleted > 0 {
+        log::debug!("removed {} expired session(s)", report.sessions_deleted);
+    }
+    if retention_due && settings.log_retention_days > 0 {
+        let before = retention_cutoff(tz, now, settings.log_retention_days);
+        report.retention_ran = true;
+        while report.batches < MAX_RETENTION_BATCHES {
+            let ids = store
+                .find_log_ids_to_clear(
+                    None,
+                    None,
+                    Some(before),
+                    None,
+                    settings.retention_batch.max(1),
+                )
+                .await?;
+            if ids.is_empty() {
+                break;
+            }
+            let deleted = store.delete_logs(&ids).await?;
+            report.batches += 1;
+            report.logs_deleted += deleted;
+            if deleted == 0 {
+                break; // another admin deleted them first; the next query sees what is left
+            }
+        }
+        if report.logs_deleted > 0 {
+            log::info!(
+                "log retention: deleted {} log(s) triggered before {} ({} days)",
+                report.logs_deleted,
+                Utc.timestamp_millis_opt(before)
+                    .single()
+                    .map(|t| t.with_timezone(&tz).to_rfc3339())
+                    .unwrap_or_else(|| before.to_string()),
+                settings.log_retention_days
+            );
+        }
+    }
+    Ok(report)
+}
+
+/// The report and retention actor; supervised.
+pub struct LogReportActor {
+    store: Store,
+    settings: MonitorSettings,
+    last_retention: Option<Instant>,
+    failures: u32,
+}
+
+impl LogReportActor {
+    /// A report actor with the settings' interval, zone and retention.
+    pub fn new(store: Store, settings: MonitorSettings) -> Self {
+        LogReportActor {
+            store,
+            settings,
+            last_retention: None,
+            failures: 0,
+        }
+    }
+
+    fn retention_due(&self) -> bool {
+        self.settings.log_retention_days > 0
+            && match self.last_retention {
+                None => true,
+                Some(at) => at.elapsed() >= self.settings.retention_every,
+            }
+    }
+
+    fn pass(&mut self, ctx: &mut Context<Self>) {
+        let store = self.store.clone();
+        let settings = self.settings.clone();
+        let due = self.retention_due();
+        ctx.wait(
+            async move { report_pass(&store, &settings, now_ms(), due).await }
+                .into_actor(self)
+                .map(|result, act, ctx| {
+                    let delay = match result {
+                        Ok(report) => {
+                            act.failures = 0;
+                            if report.retention_ran {
+                                act.last_retention = Some(Instant::now());
+                            }
+                            next_pass(act.settings.report_interval)
+                        }
+                        Err(e) => {
+                            act.failures += 1;
+                            let delay = backoff(act.settings.report_interval, act.failures);
+                            log::error!(
+                                "log report pass failed ({} in a row), retrying in {delay:?}: {e}",
+                                act.failures
+                            );
+                            delay
+                        }
+                    };
+                    ctx.run_later(delay, |act, ctx| act.pass(ctx));
+                }),
+        );
+    }
+}
+
+impl Actor for LogReportActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let retention = match self.settings.log_retention_days {
+            0 => "logs kept forever".to_string(),
+            n => format!("logs kept {n} days"),
+        };
+        log::info!(
+            "log report actor started (every {:?}, days in {}, {retention})",
+            self.settings.report_interval,
+            self.settings.timezone
+        );
+        self.pass(ctx);
+    }
+}
+
+impl Supervised for LogReportActor {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        log::warn!("log report actor restarting");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_begin_at_local_midnight() {
+        let berlin: Tz = "Europe/Berlin".parse().unwrap();
+        let date = NaiveDate::from_ymd_opt(2024, 7, 1).unwrap();
+        // 2024-06-30T22:00:00Z
+        assert_eq!(day_start(berlin, date), 1_719_784_800_000);
+        assert_eq!(day_start(Tz::UTC, date), 1_719_792_000_000);
+        // 2024-06-30T23:30Z is already July 1st in Berlin
+        assert_eq!(local_date(berlin, 1_719_790_200_000), date);
+        assert_eq!(
+            local_date(Tz::UTC, 1_719_790_200_000),
+            NaiveDate::from_ymd_opt(2024, 6, 30).unwrap()
+        );
+        // Santiago skipped midnight on 2022-09-11 (00:00 -> 01:00)
+        let santiago: Tz = "America/Santiago".parse().unwrap();
+        let skipped = NaiveDate::from_ymd_opt(2022, 9, 11).unwrap();
+        // 01:00 -03:00 = 04:00Z
+        assert_eq!(day_start(santiago, skipped), 1_662_868_800_000);
+    }
+
+    #[test]
+    fn cutoff_is_midnight_n_days_ago() {
+        // 2024-07-10T12:00Z, 30 days: 2024-06-10T00:00Z
+        assert_eq!(
+            retention_cutoff(Tz::UTC, 1_720_612_800_000, 30),
+            1_717_977_600_000
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! Webhook alarms: the job's `alarm_webhook` URL receives a JSON POST ([`AlarmPayload`]);
+//! any 2xx answer within the timeout counts as delivered.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::LocalBoxFuture;
+
+use super::{Alarm, AlarmEvent, AlarmPayload, AlarmResult};
+
+/// How long a webhook may take to answer, unless configured otherwise.
+pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Posts alarms to per-job URLs; one per arbiter (awc clients are not `Send`).
+pub struct WebhookAlarm {
+    client: awc::Client,
+}
+
+/// TLS for https webhooks: rustls with the ring provider and the Mozilla roots, so nothing
+/// depends on the system's OpenSSL or certificate store.
+fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+impl WebhookAlarm {
+    /// A webhook channel whose calls give up after `timeout`.
+    pub fn new(timeout: Duration) -> Self {
+        let connector = awc::Connector::new().timeout(timeout);
+        let connector = match tls_config() {
+            Ok(config) => connector.rustls_0_23(Arc::new(config)),
+            Err(e) => {
+                log::error!("https webhooks are unavailable: cannot set up TLS: {e}");
+                connector
+            }
+        };
+        let client = awc::Client::builder()
+            .timeout(timeout)
+            .connector(connector)
+            .finish();
+        WebhookAlarm { client }
+    }
+
+    async fn deliver(&self, event: &AlarmEvent) -> AlarmResult {
+        let url = event.job.alarm_webhook.trim();
+        if url.is_empty() {
+            return AlarmResult::NotConfigured;
+        }
+        match url::Url::parse(url) {
+            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+            _ => return AlarmResult::Failed(format!("'{url}' is not an http:// or https:// URL")),
+        }
+        let payload = AlarmPayload::of(event);
+        let sent = self
+            .client
+            .post(url)
+            .insert_header((
+                "User-Agent",
+                concat!("jobwheel/", env!("CARGO_PKG_VERSION")),
+            ))
+            .send_json(&payload)
+            .await;
+        match sent {
+            Ok(mut res) => {
+                let status = res.status();
+                // read (a bounded part of) the answer so the connection can be reused
+                let body = res.body().limit(64 * 1024).await.unwrap_or_default();
+                if status.is_success() {
+                    AlarmResult::Delivered
+                } else {
+                    let text: String = String::from_utf8_lossy(&body).chars().take(200).collect();
+                    AlarmResult::Failed(format!("{url} answered HTTP {}: {text}", status.as_u16()))
+                }
+            }
+            Err(e) => AlarmResult::Failed(format!("{url}: {e}")),
+        }
+    }
+}
+
+impl Alarm for WebhookAlarm {
+    fn name(&self) -> &'static str {
+        "webhook"
+    }
+
+    fn send<'a>(&'a self, event: &'a AlarmEvent) -> LocalBoxFuture<'a, AlarmResult> {
+        Box::pin(self.deliver(event))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alarm::tests::event;
+
+    #[test]
+    fn tls_is_available() {
+        assert!(tls_config().is_ok());
+    }
+
+    #[actix_rt::test]
+    async fn blank_or_bad_urls() {
+        let alarm = WebhookAlarm::new(Duration::from_secs(1));
+        let mut e = event();
+        assert_eq!(alarm.send(&e).await, AlarmResult::NotConfigured);
+        e.job.alarm_webhook = "ftp://example.com/x".into();
+        assert!(
+            matches!(alarm.send(&e).await, AlarmResult::Failed(m) if m.contains("not an http"))
+        );
+        // nothing listens on port 1
+        e.job.alarm_webhook = "http://127.0.0.1:1/hook".into();
+        assert!(matches!(alarm.send(&e).await, AlarmResult::Failed(_)));
+    }
+}

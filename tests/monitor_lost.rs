@@ -1,0 +1,126 @@
+//! The lost-result monitor on a running admin: a run accepted by an executor that is not
+//! registered and does not answer (or answers that the job is idle there), older than the
+//! timeout, is marked failed through the callback path; young runs, runs on registered
+//! executors and runs an unregistered executor confirms as still running are left alone.
+
+mod common;
+mod monitor_common;
+
+use std::time::Duration;
+
+use jobwheel::actors::monitor_lost::LOST_MSG;
+use jobwheel::clock::now_ms;
+use jobwheel::config::AdminArgs;
+use jobwheel::model::{alarm_status, NewLog, TriggerOutcome, TriggerType};
+use jobwheel::store::{Backend, Store};
+use monitor_common::*;
+
+async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &str) -> i64 {
+    let id = store
+        .insert_log(&NewLog {
+            job_group: group,
+            job_id: job,
+            trigger_type: TriggerType::Manual,
+            schedule_time: 0,
+            trigger_time: at,
+        })
+        .await
+        .unwrap();
+    store
+        .set_trigger_outcome(
+            id,
+            &TriggerOutcome {
+                trigger_code: 200,
+                trigger_msg: "accepted".into(),
+                executor_address: Some(address.to_string()),
+                executor_handler: "h".into(),
+                executor_param: String::new(),
+                executor_sharding_param: None,
+                executor_fail_retry_count: 0,
+            },
+        )
+        .await
+        .unwrap();
+    id
+}
+
+async fn lost_results_are_marked_failed(backend: Backend) {
+    let Some(db) = common::TestDb::create(backend).await else {
+        return;
+    };
+    let settings = admin_settings(&db, AdminArgs::default());
+    let mut monitors = fast_monitors(&settings);
+    monitors.lost_result_timeout = Duration::from_secs(3);
+    let s = db.store.clone();
+    let g = new_group(&s, "mon-lost").await;
+    let job_id = s.insert_job(&job(g, "lost", "h")).await.unwrap();
+    let now = now_ms();
+    s.upsert_registry("EXECUTOR", "mon-lost", "http://127.0.0.1:2/", "v2", now)
+        .await
+        .unwrap();
+    let gone = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:1/").await;
+    let alive = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:2/").await;
+    let young = accepted_log(&s, g, job_id, now, "http://127.0.0.1:1/").await;
+    // manually listed executors are never registered: they are asked
+    let busy_executor = start_probe_executor(true);
+    let idle_executor = start_probe_executor(false);
+    let busy = accepted_log(&s, g, job_id, now - 10_000, &busy_executor).await;
+    let idle = accepted_log(&s, g, job_id, now - 10_000, &idle_executor).await;
+
+    let admin = start_admin(&settings, monitors).await;
+    let log = wait_for(Duration::from_secs(10), "the lost result", || {
+        let s = s.clone();
+        async move {
+            let log = s.get_log(gone).await.unwrap().unwrap();
+            (log.handle_code != 0).then_some(log)
+        }
+    })
+    .await;
+    assert_eq!(log.handle_code, 500);
+    assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
+    assert!(log.handle_time >= now);
+    // a failure like any other: the fail monitor alarms it (nothing configured: status 2)
+    wait_for(Duration::from_secs(10), "the alarm status", || {
+        let s = s.clone();
+        async move {
+            let log = s.get_log(gone).await.unwrap().unwrap();
+            (log.alarm_status == alarm_status::SENT).then_some(())
+        }
+    })
+    .await;
+    assert_eq!(s.get_log(alive).await.unwrap().unwrap().handle_code, 0);
+    let log = wait_for(
+        Duration::from_secs(10),
+        "the run on the idle executor",
+        || {
+            let s = s.clone();
+            async move {
+                let log = s.get_log(idle).await.unwrap().unwrap();
+                (log.handle_code != 0).then_some(log)
+            }
+        },
+    )
+    .await;
+    assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
+    // the young run turns lost once the timeout has passed
+    let log = wait_for(Duration::from_secs(10), "the young run to be lost", || {
+        let s = s.clone();
+        async move {
+            let log = s.get_log(young).await.unwrap().unwrap();
+            (log.handle_code != 0).then_some(log)
+        }
+    })
+    .await;
+    assert!(log.handle_time >= now + 3_000, "marked too early: {log:?}");
+    assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
+    // a registered executor's run, and one its executor still runs, are never marked
+    assert_eq!(s.get_log(alive).await.unwrap().unwrap().handle_code, 0);
+    assert_eq!(s.get_log(busy).await.unwrap().unwrap().handle_code, 0);
+    admin.close().await;
+    db.drop_db().await;
+}
+
+mod lost {
+    use super::*;
+    on_each_backend!(lost_results_are_marked_failed);
+}
