@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::{
     resolve_migrate, AdminArgs, AdminSettings, ConfigError, ConfigFile, ExecutorArgs,
@@ -41,7 +42,11 @@ pub enum Command {
 
 /// Entry point of the binary: exit code 0 on a clean stop, 2 for bad settings, 1 for failures.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     init_logging();
     let file = match &cli.config {
         Some(path) => match ConfigFile::load(path) {
@@ -54,11 +59,10 @@ pub fn main() -> ExitCode {
         None => Command::Standalone(cli.standalone),
         Some(command) => {
             // flags before a subcommand belong to standalone mode and would be silently lost
-            if has_standalone_flags(&cli.standalone) {
-                return config_failure(ConfigError(
-                    "mode flags must follow the subcommand, e.g. 'jobwheel admin --bind ...'"
-                        .to_string(),
-                ));
+            if let Some(flag) = flag_before_subcommand(&matches) {
+                return config_failure(ConfigError(format!(
+                    "--{flag} must follow the subcommand, e.g. 'jobwheel admin --{flag} ...'"
+                )));
             }
             command
         }
@@ -83,24 +87,15 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn has_standalone_flags(args: &StandaloneArgs) -> bool {
-    let a = &args.admin;
-    let e = &args.executor;
-    [
-        &a.bind,
-        &a.database_url,
-        &a.access_token,
-        &a.admin_password,
-        &a.log_retention_days,
-        &a.trigger_pool_fast_max,
-        &a.trigger_pool_slow_max,
-        &a.timezone,
-        &e.log_path,
-        &e.idle_timeout_secs,
-        &e.glue_enabled,
-    ]
-    .iter()
-    .any(|v| v.is_some())
+/// A standalone flag typed before a subcommand would be silently lost; environment variables
+/// fill the same arguments and are fine.
+fn flag_before_subcommand(matches: &ArgMatches) -> Option<String> {
+    matches
+        .ids()
+        .map(|id| id.as_str())
+        .filter(|id| *id != "config")
+        .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| id.replace('_', "-"))
 }
 
 fn init_logging() {

@@ -194,6 +194,21 @@ fn bad_values_end_with_one_line_naming_them() {
 }
 
 #[test]
+fn flags_before_a_subcommand_are_refused_but_environment_variables_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = single_error_line(&jobwheel(dir.path(), &["--bind", "127.0.0.1:1", "admin"]));
+    assert!(line.contains("--bind must follow the subcommand"), "{line}");
+    // an environment variable reaches the subcommand (here: validated and refused by value)
+    let out = Command::new(BIN)
+        .args(["admin", "--bind", "127.0.0.1:0"])
+        .env("JOBWHEEL_TIMEZONE", "Not/AZone")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(single_error_line(&out).contains("Not/AZone"));
+}
+
+#[test]
 fn a_bad_config_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bad.toml"), "bind = [\n").unwrap();
