@@ -292,7 +292,7 @@ async fn migrate_on_mysql_is_idempotent() {
     migrate_server_twice(Backend::MySql).await;
 }
 
-#[tokio::test]
+#[actix_web::test]
 async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
@@ -301,50 +301,78 @@ async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
         .current_dir(dir.path())
         .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // the generated password is printed once on stdout
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let password = rx
+        .recv_timeout(Duration::from_secs(30))
+        .ok()
+        .and_then(|line| {
+            line.split("password: ")
+                .nth(1)
+                .map(|p| p.split_whitespace().next().unwrap_or("").to_string())
+        })
+        .expect("the first start prints the admin password");
     let status = wait_healthy(port, Duration::from_secs(30)).await;
     assert_eq!(status.code, 200, "{}", status.body);
     assert!(status.body.contains("UP"), "{}", status.body);
     assert!(dir.path().join("data/jobwheel.db").exists());
 
-    // the demo job (every 10 s) runs on the in-process executor and its result is stored
-    let url = format!("sqlite://{}", dir.path().join("data/jobwheel.db").display());
-    let store = jobwheel::store::Store::connect(&url, &Default::default())
+    // the demo job (every 10 s) runs on the in-process executor; its result shows in the API
+    let base = format!("http://127.0.0.1:{port}/api/v1");
+    let client = awc::Client::default();
+    let res = client
+        .post(format!("{base}/auth/login"))
+        .send_json(&serde_json::json!({"username": "admin", "password": password}))
         .await
         .unwrap();
+    assert_eq!(
+        res.status().as_u16(),
+        200,
+        "login with the printed password"
+    );
+    let cookie = res
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .expect("session cookie")
+        .to_string();
     let started = Instant::now();
     let demo_ok = loop {
-        let filter = jobwheel::store::LogFilter {
-            status: Some(jobwheel::store::LogStatus::Success),
-            limit: 10,
-            ..Default::default()
-        };
-        let (total, logs) = store.list_logs(&filter).await.unwrap();
-        if total > 0 {
-            break logs[0].clone();
+        let mut res = client
+            .get(format!("{base}/logs?status=success"))
+            .insert_header(("Cookie", cookie.as_str()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 200);
+        let body: serde_json::Value = res.json().await.unwrap();
+        if body["total"].as_i64().unwrap_or(0) > 0 {
+            break body["items"][0].clone();
         }
         assert!(
             started.elapsed() < Duration::from_secs(15),
-            "no successful demo run within 15 s"
+            "no successful demo run within 15 s: {body}"
         );
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        actix_web::rt::time::sleep(Duration::from_millis(250)).await;
     };
-    assert_eq!(demo_ok.executor_handler.as_deref(), Some("demoJobHandler"));
-    assert!(demo_ok.executor_address.unwrap().ends_with("/executor/"));
-    store.close().await;
+    assert_eq!(demo_ok["executorHandler"], "demoJobHandler");
+    assert_eq!(demo_ok["handleCode"], 200);
+    assert!(demo_ok["executorAddress"]
+        .as_str()
+        .unwrap_or("")
+        .ends_with("/executor/"));
 
     interrupt(&child);
     let exit = wait_exit(&mut child, Duration::from_secs(20));
     assert!(exit.success(), "clean stop expected, got {exit:?}");
-    let stdout = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert!(
-        stdout.contains("created user 'admin' with password:"),
-        "{stdout}"
-    );
 }
