@@ -1,7 +1,7 @@
 //! Job definitions (`job_info`) and their glue updates.
 
 use super::dialect::insert_returning_id;
-use super::rows::{bind_params, Filter, Param, RowExt};
+use super::rows::{bind_params, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 use crate::model::{
     join_ids, parse_id_list, JobInfo, AWAITING_COMPLETION, TRIGGER_STATUS_RUNNING,
@@ -191,40 +191,7 @@ impl Store {
 
     /// A page of jobs matching the filter, ordered by id, and the total count.
     pub async fn list_jobs(&self, filter: &JobFilter) -> StoreResult<(i64, Vec<JobInfo>)> {
-        let mut f = Filter::default();
-        if let Some(g) = filter.job_group {
-            f.and("job_group = ?", Param::Int(g));
-        }
-        if let Some(s) = filter.trigger_status {
-            f.and("trigger_status = ?", Param::Int(s));
-        }
-        if let Some(t) = filter.job_desc.as_deref().filter(|t| !t.is_empty()) {
-            f.and_contains("job_desc", t);
-        }
-        if let Some(t) = filter.executor_handler.as_deref().filter(|t| !t.is_empty()) {
-            f.and_contains("executor_handler", t);
-        }
-        if let Some(t) = filter.author.as_deref().filter(|t| !t.is_empty()) {
-            f.and_contains("author", t);
-        }
-        let where_clause = f.where_clause();
-        let count_sql = self.sql(format!("SELECT COUNT(*) AS n FROM job_info{where_clause}"));
-        let page_sql = self.sql(format!(
-            "SELECT {JOB_COLUMNS} FROM job_info{where_clause} ORDER BY id LIMIT ? OFFSET ?"
-        ));
-        let mut page_params = f.params.clone();
-        page_params.push(Param::Long(filter.limit.max(0)));
-        page_params.push(Param::Long(filter.offset.max(0)));
-        on_pool!(self, pool => {
-            let total = bind_params!(sqlx::query(&count_sql), f.params).fetch_one(pool).await?.long("n")?;
-            let jobs = bind_params!(sqlx::query(&page_sql), page_params)
-                .fetch_all(pool)
-                .await?
-                .iter()
-                .map(job_from_row)
-                .collect::<StoreResult<Vec<_>>>()?;
-            Ok((total, jobs))
-        })
+        self.list_jobs_scoped(filter, None).await
     }
 
     /// How many jobs are defined.

@@ -201,25 +201,7 @@ impl Store {
 
     /// A page of log rows, newest first, and the total count.
     pub async fn list_logs(&self, filter: &LogFilter) -> StoreResult<(i64, Vec<JobLog>)> {
-        let f = filter.to_filter();
-        let where_clause = f.where_clause();
-        let count_sql = self.sql(format!("SELECT COUNT(*) AS n FROM job_log{where_clause}"));
-        let page_sql = self.sql(format!(
-            "SELECT {COLUMNS} FROM job_log{where_clause} ORDER BY id DESC LIMIT ? OFFSET ?"
-        ));
-        let mut page_params = f.params.clone();
-        page_params.push(Param::Long(filter.limit.max(0)));
-        page_params.push(Param::Long(filter.offset.max(0)));
-        on_pool!(self, pool => {
-            let total = bind_params!(sqlx::query(&count_sql), f.params).fetch_one(pool).await?.long("n")?;
-            let logs = bind_params!(sqlx::query(&page_sql), page_params)
-                .fetch_all(pool)
-                .await?
-                .iter()
-                .map(log_from_row)
-                .collect::<StoreResult<Vec<_>>>()?;
-            Ok((total, logs))
-        })
+        self.list_logs_scoped(filter, None).await
     }
 
     /// Ids of failed runs not yet looked at by a fail monitor, oldest first.
