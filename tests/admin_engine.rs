@@ -895,3 +895,75 @@ engine_test!(
         assert_eq!(got[0].app_header.as_deref(), Some("proto-new"));
     }
 );
+
+engine_test!(
+    an_admin_down_for_20_s_catches_up_per_misfire_strategy,
+    |admin| {
+        // the first admin stops before the jobs' fire time, as in a crash or an upgrade
+        admin
+            .actors
+            .schedule
+            .send(jobwheel::actors::schedule::StopScheduling)
+            .await
+            .unwrap();
+        let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        exec.register("downtime").await;
+        let group = admin.group("downtime").await;
+        let due = now_ms() + 2_000;
+        let make = |strategy: MisfireStrategy| {
+            let admin = &admin;
+            async move {
+                admin
+                    .job(group, |j| {
+                        j.schedule_type = ScheduleType::FixRate;
+                        j.schedule_conf = "3600".into();
+                        j.misfire_strategy = strategy;
+                        j.trigger_status = TRIGGER_STATUS_RUNNING;
+                        j.trigger_next_time = due;
+                    })
+                    .await
+            }
+        };
+        let mut once = Vec::new();
+        let mut nothing = Vec::new();
+        for _ in 0..3 {
+            once.push(make(MisfireStrategy::FireOnceNow).await);
+            nothing.push(make(MisfireStrategy::DoNothing).await);
+        }
+        actix_web::rt::time::sleep(Duration::from_secs(20)).await;
+        for id in once.iter().chain(&nothing) {
+            assert!(
+                admin.logs_of(*id).await.is_empty(),
+                "nothing fires while the admin is down"
+            );
+        }
+        // the admin comes back: a new one on the same database
+        let _back = admin.second_admin().await;
+        admin
+            .wait_for("the catch-up runs", Duration::from_secs(10), || async {
+                let mut all = true;
+                for id in &once {
+                    all &= !admin.logs_of(*id).await.is_empty();
+                }
+                all
+            })
+            .await;
+        actix_web::rt::time::sleep(Duration::from_secs(2)).await;
+        for id in &once {
+            let logs = admin.logs_of(*id).await;
+            assert_eq!(logs.len(), 1, "one catch-up run for job {id}");
+            assert_eq!(logs[0].trigger_type, TriggerType::Misfire);
+        }
+        for id in &nothing {
+            assert!(
+                admin.logs_of(*id).await.is_empty(),
+                "DO_NOTHING job {id} fired"
+            );
+            let job = admin.store().get_job(*id).await.unwrap().unwrap();
+            assert!(
+                job.trigger_next_time > now_ms(),
+                "next fire moved past the downtime"
+            );
+        }
+    }
+);
