@@ -967,3 +967,53 @@ engine_test!(
         }
     }
 );
+
+/// Runs one statement on the test database, outside the store (to break and mend it).
+async fn raw_sql(admin: &TestAdmin, sql: &str) {
+    use sqlx::Connection;
+    match admin.store().backend() {
+        Backend::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&admin.db.url)
+                .await
+                .unwrap();
+            sqlx::query(sql).execute(&mut c).await.unwrap();
+        }
+        Backend::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&admin.db.url).await.unwrap();
+            sqlx::query(sql).execute(&mut c).await.unwrap();
+        }
+        Backend::MySql => {
+            let mut c = sqlx::MySqlConnection::connect(&admin.db.url).await.unwrap();
+            sqlx::query(sql).execute(&mut c).await.unwrap();
+        }
+    }
+}
+
+engine_test!(
+    the_scheduler_survives_database_errors_and_resumes,
+    |admin| {
+        let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        exec.register("outage").await;
+        let group = admin.group("outage").await;
+        // the jobs table vanishes for a few seconds: every pre-read fails meanwhile
+        raw_sql(&admin, "ALTER TABLE job_info RENAME TO job_info_away").await;
+        actix_web::rt::time::sleep(Duration::from_secs(3)).await;
+        raw_sql(&admin, "ALTER TABLE job_info_away RENAME TO job_info").await;
+        let job = admin
+            .job(group, |j| {
+                j.schedule_type = ScheduleType::FixRate;
+                j.schedule_conf = "3600".into();
+                j.trigger_status = TRIGGER_STATUS_RUNNING;
+                j.trigger_next_time = now_ms() + 1_000;
+            })
+            .await;
+        admin
+            .wait_for(
+                "a run after the outage",
+                Duration::from_secs(20),
+                || async { !admin.logs_of(job).await.is_empty() },
+            )
+            .await;
+        assert_eq!(admin.logs_of(job).await[0].trigger_code, 200);
+    }
+);
