@@ -1105,3 +1105,53 @@ all_backends!(batched_claims_report_each_job, |db| {
         1_500
     );
 });
+
+all_backends!(results_are_stored_in_batches_once_each, |db| {
+    let s = &db.store;
+    let g = new_group(s, "batch").await;
+    let j = s.insert_job(&job(g, "j")).await.unwrap();
+    let mut ids = vec![];
+    for t in 0..5 {
+        ids.push(s.insert_log(&new_log(g, j, 1_000 + t)).await.unwrap());
+    }
+    let mut got: Vec<i64> = s
+        .get_logs(&[ids[1], ids[3], 999_999])
+        .await
+        .unwrap()
+        .iter()
+        .map(|l| l.id)
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, vec![ids[1], ids[3]]);
+    assert!(s.get_logs(&[]).await.unwrap().is_empty());
+
+    s.complete_log(ids[0], 200, None, 10).await.unwrap();
+    let row = |id: i64, code: i32, msg: &str| jobwheel::store::LogResultRow {
+        log_id: id,
+        handle_code: code,
+        handle_msg: Some(msg.to_string()),
+    };
+    let results = vec![
+        row(ids[0], 500, "late"), // already has a result
+        row(ids[1], 200, "ok"),
+        row(ids[2], 502, "timeout é"),
+        row(ids[2], 200, "duplicate"), // the same log twice in one batch
+        row(999_999, 200, "unknown"),
+    ];
+    assert_eq!(
+        s.complete_logs(&results, 20).await.unwrap(),
+        vec![false, true, true, false, false]
+    );
+    let l1 = s.get_log(ids[1]).await.unwrap().unwrap();
+    assert_eq!(
+        (l1.handle_code, l1.handle_time, l1.alarm_status),
+        (200, 20, 1)
+    );
+    let l2 = s.get_log(ids[2]).await.unwrap().unwrap();
+    assert_eq!(
+        (l2.handle_code, l2.handle_msg.as_deref()),
+        (502, Some("timeout é"))
+    );
+    assert_eq!(l2.alarm_status, 0, "a failure keeps its alarm pending");
+    assert!(s.complete_logs(&[], 1).await.unwrap().is_empty());
+});

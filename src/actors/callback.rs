@@ -9,9 +9,11 @@ use actix::prelude::*;
 use super::dispatch::{Dispatcher, Trigger};
 use super::trigger::{resume_fix_delay, TriggerEnv};
 use crate::clock::now_ms;
-use crate::model::{ScheduleType, TriggerType};
+use std::collections::HashMap;
+
+use crate::model::{JobInfo, JobLog, ScheduleType, TriggerType};
 use crate::protocol::{HandleCallbackParam, SUCCESS_CODE};
-use crate::store::detach;
+use crate::store::{detach, LogResultRow};
 
 /// XXL-JOB truncates `handle_msg` to this many characters.
 pub const HANDLE_MSG_MAX: usize = 15_000;
@@ -68,15 +70,9 @@ impl Handler<ReportResults> for CallbackActor {
         let dispatcher = self.dispatcher.clone();
         // a tokio task, not the arbiter's local set: see `Store::detached`
         Box::pin(async move {
-            detach(async move {
-                let mut outcome = CallbackOutcome::default();
-                for item in msg.0 {
-                    complete_one(&env, &dispatcher, item, &mut outcome).await?;
-                }
-                Ok(outcome)
-            })
-            .await
-            .and_then(|r| r)
+            detach(async move { complete_batch(&env, &dispatcher, msg.0).await })
+                .await
+                .and_then(|r| r)
         })
     }
 }
@@ -88,76 +84,122 @@ pub async fn complete_one(
     item: HandleCallbackParam,
     outcome: &mut CallbackOutcome,
 ) -> Result<(), String> {
+    let one = complete_batch(env, dispatcher, vec![item]).await?;
+    outcome.stored += one.stored;
+    outcome.ignored += one.ignored;
+    outcome.unknown += one.unknown;
+    Ok(())
+}
+
+/// Records a batch of results with three statements whatever its size (logs, jobs, one
+/// transaction of updates), then triggers children and FIX_DELAY follow-ups of what was stored.
+pub async fn complete_batch(
+    env: &TriggerEnv,
+    dispatcher: &Addr<Dispatcher>,
+    items: Vec<HandleCallbackParam>,
+) -> Result<CallbackOutcome, String> {
     let store = &env.store;
-    let Some(log) = store
-        .get_log(item.log_id)
+    let mut outcome = CallbackOutcome::default();
+    let ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
+    let logs: HashMap<i64, JobLog> = store
+        .get_logs(&ids)
         .await
         .map_err(|e| e.to_string())?
-    else {
-        log::warn!("callback for unknown log {} ignored", item.log_id);
-        outcome.unknown += 1;
-        return Ok(());
-    };
-    if log.handle_code > 0 {
-        log::debug!("repeated callback for log {} ignored", item.log_id);
-        outcome.ignored += 1;
-        return Ok(());
+        .into_iter()
+        .map(|l| (l.id, l))
+        .collect();
+    let mut job_ids: Vec<i32> = logs.values().map(|l| l.job_id).collect();
+    job_ids.sort_unstable();
+    job_ids.dedup();
+    let jobs: HashMap<i32, JobInfo> = store
+        .get_jobs(&job_ids)
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|j| (j.id, j))
+        .collect();
+
+    let mut rows = Vec::with_capacity(items.len());
+    let mut pending = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(log) = logs.get(&item.log_id) else {
+            log::warn!("callback for unknown log {} ignored", item.log_id);
+            outcome.unknown += 1;
+            continue;
+        };
+        if log.handle_code > 0 {
+            log::debug!("repeated callback for log {} ignored", item.log_id);
+            outcome.ignored += 1;
+            continue;
+        }
+        let job = jobs.get(&log.job_id);
+        let success = item.handle_code == SUCCESS_CODE;
+        let children: Vec<i32> = match (job, success) {
+            (Some(job), true) => job
+                .child_job_ids
+                .iter()
+                .copied()
+                .filter(|c| *c > 0 && *c != job.id)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let msg = truncate(
+            &handle_message(item.handle_msg.as_deref(), &children),
+            HANDLE_MSG_MAX,
+        );
+        rows.push(LogResultRow {
+            log_id: item.log_id,
+            handle_code: item.handle_code,
+            handle_msg: (!msg.is_empty()).then_some(msg),
+        });
+        pending.push((log, item.handle_code, children));
     }
-    let job = store.get_job(log.job_id).await.map_err(|e| e.to_string())?;
-    let success = item.handle_code == SUCCESS_CODE;
-    let children: Vec<i32> = match (&job, success) {
-        (Some(job), true) => job
-            .child_job_ids
-            .iter()
-            .copied()
-            .filter(|c| *c > 0 && *c != job.id)
-            .collect(),
-        _ => Vec::new(),
-    };
-    let mut msg = item.handle_msg.clone().unwrap_or_default();
+
+    let now = now_ms();
+    let stored = store
+        .complete_logs(&rows, now)
+        .await
+        .map_err(|e| e.to_string())?;
+    for ((log, code, children), stored) in pending.into_iter().zip(stored) {
+        if !stored {
+            // a duplicate in the same batch, or another admin stored it meanwhile
+            outcome.ignored += 1;
+            continue;
+        }
+        outcome.stored += 1;
+        if code == SUCCESS_CODE {
+            log::debug!("job {} log {} succeeded", log.job_id, log.id);
+        } else {
+            log::info!("job {} log {} failed with code {code}", log.job_id, log.id);
+        }
+        for child in children {
+            log::info!("job {} succeeded: triggering child job {child}", log.job_id);
+            dispatcher.do_send(Trigger::new(child, TriggerType::Parent, 0));
+        }
+        if let Some(job) = jobs.get(&log.job_id) {
+            let scheduled = matches!(log.trigger_type, TriggerType::Cron | TriggerType::Misfire);
+            if scheduled && job.schedule_type == ScheduleType::FixDelay {
+                resume_fix_delay(env, job, now).await;
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// The stored result message: the executor's, plus XXL-JOB's note of the children triggered.
+fn handle_message(msg: Option<&str>, children: &[i32]) -> String {
+    let mut out = msg.unwrap_or_default().to_string();
     if !children.is_empty() {
-        msg.push_str("<br><br><span style=\"color:#00c0ef;\" > >>>>>>>>>>>Trigger child job<<<<<<<<<<< </span><br>");
+        out.push_str("<br><br><span style=\"color:#00c0ef;\" > >>>>>>>>>>>Trigger child job<<<<<<<<<<< </span><br>");
         for (i, child) in children.iter().enumerate() {
-            msg.push_str(&format!(
+            out.push_str(&format!(
                 "{}/{} [Job ID={child}], Trigger success<br>",
                 i + 1,
                 children.len()
             ));
         }
     }
-    let msg = truncate(&msg, HANDLE_MSG_MAX);
-    let handle_msg = (!msg.is_empty()).then_some(msg.as_str());
-    let now = now_ms();
-    let stored = store
-        .complete_log(item.log_id, item.handle_code, handle_msg, now)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !stored {
-        outcome.ignored += 1;
-        return Ok(());
-    }
-    outcome.stored += 1;
-    if success {
-        log::debug!("job {} log {} succeeded", log.job_id, log.id);
-    } else {
-        log::info!(
-            "job {} log {} failed with code {}",
-            log.job_id,
-            log.id,
-            item.handle_code
-        );
-    }
-    for child in children {
-        log::info!("job {} succeeded: triggering child job {child}", log.job_id);
-        dispatcher.do_send(Trigger::new(child, TriggerType::Parent, 0));
-    }
-    if let Some(job) = job {
-        let scheduled = matches!(log.trigger_type, TriggerType::Cron | TriggerType::Misfire);
-        if scheduled && job.schedule_type == ScheduleType::FixDelay {
-            resume_fix_delay(env, &job, now).await;
-        }
-    }
-    Ok(())
+    out
 }
 
 /// The first `max` characters (not bytes) of `s`.
@@ -171,6 +213,14 @@ fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn child_triggers_are_noted_in_the_message() {
+        assert_eq!(handle_message(Some("done"), &[]), "done");
+        let msg = handle_message(None, &[4, 9]);
+        assert!(msg.contains("Trigger child job"));
+        assert!(msg.contains("1/2 [Job ID=4]") && msg.contains("2/2 [Job ID=9]"));
+    }
 
     #[test]
     fn truncation_counts_characters() {

@@ -15,6 +15,22 @@ pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_
 /// run's result was stored first.
 pub const TRIGGER_OUTCOME_GRACE_MS: i64 = 60_000;
 
+/// Sets a result on a log that has none; a success needs no alarm, which keeps the
+/// failed-log scan's index small.
+const COMPLETE_LOG: &str = "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
+    alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END WHERE id = ? AND handle_code = 0";
+
+/// One result for [`Store::complete_logs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogResultRow {
+    /// The log.
+    pub log_id: i64,
+    /// 200 success, else failure.
+    pub handle_code: i32,
+    /// Result message.
+    pub handle_msg: Option<String>,
+}
+
 /// A run's state as the log list filters it (XXL-JOB's `logStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogStatus {
@@ -172,11 +188,7 @@ impl Store {
         handle_msg: Option<&str>,
         now: i64,
     ) -> StoreResult<bool> {
-        let sql = self.sql(
-            "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
-             alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END \
-             WHERE id = ? AND handle_code = 0",
-        );
+        let sql = self.sql(COMPLETE_LOG);
         let done = on_pool!(self, pool => sqlx::query(&sql)
             .bind(handle_code)
             .bind(handle_msg)
@@ -188,6 +200,56 @@ impl Store {
             .await?
             .rows_affected());
         Ok(done > 0)
+    }
+
+    /// The log rows with these ids that exist (any order).
+    pub async fn get_logs(&self, ids: &[i64]) -> StoreResult<Vec<JobLog>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = self.sql(format!(
+            "SELECT {COLUMNS} FROM job_log WHERE id IN ({})",
+            placeholders(ids.len())
+        ));
+        let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
+        on_pool!(self, pool => bind_params!(sqlx::query(&sql), params)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(log_from_row)
+            .collect())
+    }
+
+    /// Stores many results in one transaction, each only if its log has none yet (as
+    /// [`Store::complete_log`]); the answer says per result whether it was stored.
+    pub async fn complete_logs(
+        &self,
+        results: &[LogResultRow],
+        now: i64,
+    ) -> StoreResult<Vec<bool>> {
+        if results.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = self.sql(COMPLETE_LOG);
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let mut stored = Vec::with_capacity(results.len());
+            for r in results {
+                let n = sqlx::query(&sql)
+                    .bind(r.handle_code)
+                    .bind(r.handle_msg.as_deref())
+                    .bind(now)
+                    .bind(r.handle_code)
+                    .bind(alarm_status::NOT_NEEDED)
+                    .bind(r.log_id)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                stored.push(n > 0);
+            }
+            tx.commit().await?;
+            Ok(stored)
+        })
     }
 
     /// One log row by id.

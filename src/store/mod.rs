@@ -29,7 +29,7 @@ mod scoped;
 mod users;
 
 pub use jobs::JobFilter;
-pub use logs::{LogFilter, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
+pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate};
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
