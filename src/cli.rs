@@ -138,10 +138,12 @@ async fn run_standalone(settings: StandaloneSettings) -> Result<(), String> {
 }
 
 async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
-    Err(format!(
-        "executor mode for app '{}' is not available in this build yet",
-        settings.app_name
-    ))
+    let executor = crate::executor::ExecutorBuilder::from_settings(settings)
+        .with_builtin_handlers()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let server = executor.serve().await.map_err(|e| e.to_string())?;
+    server.run_until_stopped().await.map_err(|e| e.to_string())
 }
 
 async fn run_migrate(url: String) -> Result<(), String> {

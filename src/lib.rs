@@ -7,6 +7,7 @@ pub mod actors;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod executor;
 pub mod executor_client;
 pub mod model;
 pub mod password;

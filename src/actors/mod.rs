@@ -2,9 +2,14 @@
 //!
 //! Admin: [`schedule`] (pre-read), [`ring`] (60 one-second slots), [`dispatch`] (fast/slow pools
 //! running [`trigger`]s), [`registry`] (executor registrations), [`callback`] (results).
+//! Executor: [`job_thread`] (one `JobActor` per jobId), [`executor_callback`] (results to the
+//! admins), [`registrar`] (registration beat).
 
 pub mod callback;
 pub mod dispatch;
+pub mod executor_callback;
+pub mod job_thread;
+pub mod registrar;
 pub mod registry;
 pub mod ring;
 pub mod schedule;

@@ -1,0 +1,314 @@
+//! The executor's `CallbackActor`: batches run results to the admins, one request in flight at a time so
+//! results arrive in order; a batch no admin accepted is kept in `{log-path}/callbacklogs/` and retried.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use tokio::sync::oneshot;
+
+use crate::clock::now_ms;
+use crate::executor::admin::{self, AdminLink};
+use crate::protocol::{decode_callbacks, encode_callbacks, AdminProtocol, HandleCallbackParam};
+
+/// Folder of batches waiting for an admin (HEAD's name).
+pub const CALLBACK_DIR: &str = "callbacklogs";
+
+/// Batching and retry knobs.
+#[derive(Debug, Clone)]
+pub struct CallbackTuning {
+    /// Most results per request.
+    pub batch_size: usize,
+    /// Send once no new result arrived for this long.
+    pub quiet: Duration,
+    /// Send at the latest this long after the first waiting result, even in a steady stream.
+    pub max_delay: Duration,
+    /// How often pending batch files are retried (30 s like XXL-JOB).
+    pub retry_interval: Duration,
+}
+
+impl Default for CallbackTuning {
+    fn default() -> Self {
+        CallbackTuning {
+            batch_size: 100,
+            quiet: Duration::from_millis(5),
+            max_delay: Duration::from_millis(50),
+            retry_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A run result to report.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PushCallback(pub HandleCallbackParam);
+
+/// Resolves once every result received so far was accepted by an admin or saved to a file.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Flush;
+
+/// Batches results and posts them to the admins.
+pub struct CallbackActor {
+    link: Arc<AdminLink>,
+    dir: PathBuf,
+    tuning: CallbackTuning,
+    client: Option<awc::Client>,
+    buffer: Vec<HandleCallbackParam>,
+    first_waiting: Option<Instant>,
+    timer: Option<SpawnHandle>,
+    in_flight: bool,
+    retrying: bool,
+    flushed: Vec<oneshot::Sender<()>>,
+}
+
+impl CallbackActor {
+    /// An actor posting to `link`, keeping failed batches under `{log_base}/callbacklogs/`.
+    pub fn new(link: Arc<AdminLink>, log_base: &Path, tuning: CallbackTuning) -> Self {
+        CallbackActor {
+            link,
+            dir: log_base.join(CALLBACK_DIR),
+            tuning,
+            client: None,
+            buffer: Vec::new(),
+            first_waiting: None,
+            timer: None,
+            in_flight: false,
+            retrying: false,
+            flushed: Vec::new(),
+        }
+    }
+
+    fn client(&mut self) -> awc::Client {
+        self.client.get_or_insert_with(admin::client).clone()
+    }
+
+    fn schedule(&mut self, ctx: &mut Context<Self>) {
+        if self.buffer.len() >= self.tuning.batch_size {
+            self.send_now(ctx);
+            return;
+        }
+        if let Some(t) = self.timer.take() {
+            ctx.cancel_future(t);
+        }
+        let waited = self.first_waiting.map(|t| t.elapsed()).unwrap_or_default();
+        let delay = self
+            .tuning
+            .quiet
+            .min(self.tuning.max_delay.saturating_sub(waited));
+        self.timer = Some(ctx.run_later(delay, |act, ctx| {
+            act.timer = None;
+            act.send_now(ctx);
+        }));
+    }
+
+    fn send_now(&mut self, ctx: &mut Context<Self>) {
+        if self.in_flight {
+            // the request in flight sends the rest when it completes, keeping order
+            return;
+        }
+        if self.buffer.is_empty() {
+            for tx in self.flushed.drain(..) {
+                let _ = tx.send(());
+            }
+            return;
+        }
+        if let Some(t) = self.timer.take() {
+            ctx.cancel_future(t);
+        }
+        let take = self.buffer.len().min(self.tuning.batch_size);
+        let batch: Vec<HandleCallbackParam> = self.buffer.drain(..take).collect();
+        self.first_waiting = (!self.buffer.is_empty()).then(Instant::now);
+        self.in_flight = true;
+        let link = self.link.clone();
+        let client = self.client();
+        let dir = self.dir.clone();
+        let fut = async move {
+            let body = encode_callbacks(&batch, link.protocol);
+            match link.post(&client, "callback", &body).await {
+                Ok(admin) => log::info!(
+                    "callback batch of {} sent to {admin} (logIds {})",
+                    batch.len(),
+                    summarize(&batch)
+                ),
+                Err(e) => {
+                    log::warn!(
+                        "callback batch of {} failed (logIds {}): {e}",
+                        batch.len(),
+                        summarize(&batch)
+                    );
+                    match save_batch(&dir, &batch).await {
+                        Ok(path) => log::warn!(
+                            "callback batch saved to {} for retry",
+                            path.display()
+                        ),
+                        Err(e) => log::error!(
+                            "callback batch could not be saved ({e}); results: {}",
+                            encode_callbacks(&batch, AdminProtocol::V35)
+                        ),
+                    }
+                }
+            }
+        };
+        ctx.spawn(fut.into_actor(self).map(|(), act, ctx| {
+            act.in_flight = false;
+            if act.buffer.len() >= act.tuning.batch_size || !act.flushed.is_empty() {
+                act.send_now(ctx);
+            } else if !act.buffer.is_empty() {
+                act.schedule(ctx);
+            }
+        }));
+    }
+
+    fn retry_pending(&mut self, ctx: &mut Context<Self>) {
+        if self.retrying {
+            return;
+        }
+        self.retrying = true;
+        let link = self.link.clone();
+        let client = self.client();
+        let dir = self.dir.clone();
+        let fut = async move { retry_files(&link, &client, &dir).await };
+        ctx.spawn(fut.into_actor(self).map(|(), act, _| act.retrying = false));
+    }
+}
+
+impl Actor for CallbackActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // every finished run lands here; none may be refused for capacity
+        ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
+        self.retry_pending(ctx);
+        ctx.run_interval(self.tuning.retry_interval, |act, ctx| act.retry_pending(ctx));
+    }
+}
+
+impl Handler<PushCallback> for CallbackActor {
+    type Result = ();
+
+    fn handle(&mut self, PushCallback(item): PushCallback, ctx: &mut Self::Context) {
+        if self.buffer.is_empty() {
+            self.first_waiting = Some(Instant::now());
+        }
+        self.buffer.push(item);
+        if !self.in_flight {
+            self.schedule(ctx);
+        }
+    }
+}
+
+impl Handler<Flush> for CallbackActor {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Flush, ctx: &mut Self::Context) -> Self::Result {
+        let (tx, rx) = oneshot::channel();
+        self.flushed.push(tx);
+        if !self.in_flight {
+            self.send_now(ctx);
+        }
+        Box::pin(async move {
+            let _ = rx.await;
+        })
+    }
+}
+
+fn summarize(batch: &[HandleCallbackParam]) -> String {
+    let ids: Vec<String> = batch.iter().take(10).map(|i| i.log_id.to_string()).collect();
+    if batch.len() > 10 {
+        format!("{},… ", ids.join(","))
+    } else {
+        ids.join(",")
+    }
+}
+
+/// Writes a batch atomically (temp file + rename) so a crash never leaves a half file to resend.
+async fn save_batch(dir: &Path, batch: &[HandleCallbackParam]) -> std::io::Result<PathBuf> {
+    tokio::fs::create_dir_all(dir).await?;
+    let name = format!(
+        "callback-{:013}-{}.json",
+        now_ms(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let path = dir.join(name);
+    let body = encode_callbacks(batch, AdminProtocol::V35)
+        .get("callbackList")
+        .cloned()
+        .unwrap_or_default()
+        .to_string();
+    tokio::fs::write(&tmp, body).await?;
+    let file = tokio::fs::File::open(&tmp).await?;
+    file.sync_all().await?;
+    tokio::fs::rename(&tmp, &path).await?;
+    Ok(path)
+}
+
+/// Sends each saved batch, oldest first; a file is deleted only after an admin accepted it.
+async fn retry_files(link: &AdminLink, client: &awc::Client, dir: &Path) {
+    let mut files = match tokio::fs::read_dir(dir).await {
+        Ok(mut rd) => {
+            let mut v = Vec::new();
+            while let Ok(Some(entry)) = rd.next_entry().await {
+                let name = entry.file_name().to_string_lossy().to_string();
+                if !name.starts_with('.') && name.ends_with(".json") {
+                    v.push(entry.path());
+                }
+            }
+            v
+        }
+        Err(_) => return,
+    };
+    files.sort();
+    for path in files {
+        let bytes = match tokio::fs::read(&path).await {
+            Ok(b) => b,
+            Err(e) => {
+                log::warn!("cannot read pending callbacks {}: {e}", path.display());
+                continue;
+            }
+        };
+        let batch = match decode_callbacks(&bytes) {
+            Ok(b) => b,
+            Err(e) => {
+                let bad = path.with_extension("json.bad");
+                log::error!(
+                    "pending callbacks {} are unreadable ({e}); moved to {}",
+                    path.display(),
+                    bad.display()
+                );
+                let _ = tokio::fs::rename(&path, &bad).await;
+                continue;
+            }
+        };
+        if batch.is_empty() {
+            let _ = tokio::fs::remove_file(&path).await;
+            continue;
+        }
+        let body = encode_callbacks(&batch, link.protocol);
+        match link.post(client, "callback", &body).await {
+            Ok(admin) => {
+                log::info!(
+                    "pending callback batch {} ({} results) sent to {admin}",
+                    path.display(),
+                    batch.len()
+                );
+                if let Err(e) = tokio::fs::remove_file(&path).await {
+                    log::error!(
+                        "accepted callbacks {} could not be deleted and may be resent: {e}",
+                        path.display()
+                    );
+                }
+            }
+            Err(e) => {
+                log::warn!(
+                    "pending callback batch {} still not accepted: {e}",
+                    path.display()
+                );
+                // the admins are unreachable; the next round tries the rest
+                return;
+            }
+        }
+    }
+}

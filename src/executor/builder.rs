@@ -1,0 +1,576 @@
+//! `ExecutorBuilder` and the running `Executor`: settings, handler registration, actor start-up,
+//! mounting into an actix-web app, and graceful shutdown.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use actix_web::{web, HttpRequest};
+
+use super::admin::AdminLink;
+use super::builtin;
+use super::handler::{HandlerRegistry, IntoJobResult, JobHandler};
+use super::http::{self, ServiceState};
+use super::retention::LogCleaner;
+use super::router::{GetCensus, JobRouter, RunEnv, StopAccepting, StopAll};
+use super::server::ExecutorServer;
+use super::JobContext;
+use crate::actors::executor_callback::{CallbackActor, CallbackTuning, Flush};
+use crate::actors::registrar::{Deregister, Registrar};
+use crate::config::{ExecutorSettings, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
+use crate::protocol::{AdminProtocol, MSG_SHUTDOWN_KILL};
+
+/// How long a shutdown waits for running jobs before killing them (HEAD waits 5 s).
+const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// Registration beat, XXL-JOB's `BEAT_TIMEOUT`.
+const DEFAULT_REGISTRY_INTERVAL: Duration = Duration::from_secs(30);
+/// Bound on waiting for killed workers to report, and for the last callbacks to go out.
+const REPORT_WAIT: Duration = Duration::from_secs(10);
+
+/// Why an executor could not be built or served.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutorError {
+    /// A setting cannot be used; the message names it.
+    #[error("invalid executor setting: {0}")]
+    Setting(String),
+    /// Built outside an actix system (use `#[actix_web::main]` or `actix_rt::System`).
+    #[error("the executor must be built inside a running actix system (e.g. #[actix_web::main])")]
+    NoSystem,
+    /// The log folder, the port or the job runtime could not be set up.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+}
+
+/// Builds an [`Executor`]: settings first, then handlers by name.
+#[derive(Debug)]
+pub struct ExecutorBuilder {
+    admin_addresses: Vec<String>,
+    app_name: String,
+    access_token: Option<String>,
+    address: Option<String>,
+    ip: Option<String>,
+    port: u16,
+    mount_path: String,
+    log_path: PathBuf,
+    log_retention_days: u32,
+    idle_timeout: Duration,
+    admin_protocol: AdminProtocol,
+    glue_enabled: bool,
+    shutdown_grace: Duration,
+    registry_interval: Duration,
+    callback: CallbackTuning,
+    job_threads: usize,
+    handlers: HandlerRegistry,
+}
+
+impl Default for ExecutorBuilder {
+    fn default() -> Self {
+        ExecutorBuilder {
+            admin_addresses: Vec::new(),
+            app_name: "jobwheel-executor".to_string(),
+            access_token: None,
+            address: None,
+            ip: None,
+            port: DEFAULT_EXECUTOR_PORT,
+            mount_path: String::new(),
+            log_path: PathBuf::from(DEFAULT_LOG_PATH),
+            log_retention_days: 30,
+            idle_timeout: Duration::from_secs(90),
+            admin_protocol: AdminProtocol::V2,
+            glue_enabled: true,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            registry_interval: DEFAULT_REGISTRY_INTERVAL,
+            callback: CallbackTuning::default(),
+            job_threads: 2,
+            handlers: HandlerRegistry::default(),
+        }
+    }
+}
+
+impl ExecutorBuilder {
+    /// A builder with XXL-JOB's defaults (port 9999, 90 s idle timeout, 30 days of logs, v2 admins).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A builder from the resolved settings of `jobwheel executor`.
+    pub fn from_settings(s: ExecutorSettings) -> Self {
+        ExecutorBuilder {
+            admin_addresses: s.admin_addresses,
+            app_name: s.app_name,
+            access_token: s.access_token,
+            address: s.address,
+            ip: s.ip,
+            port: s.port,
+            log_path: s.local.log_path,
+            log_retention_days: s.log_retention_days,
+            idle_timeout: s.local.idle_timeout,
+            admin_protocol: s.admin_protocol,
+            glue_enabled: s.local.glue_enabled,
+            ..Self::default()
+        }
+    }
+
+    /// Admin base URLs, tried in order (e.g. `http://127.0.0.1:8080/xxl-job-admin`).
+    pub fn admin_addresses<I, S>(mut self, addresses: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.admin_addresses = addresses.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The app name (executor group) to register under.
+    pub fn app_name(mut self, name: impl Into<String>) -> Self {
+        self.app_name = name.into();
+        self
+    }
+
+    /// Shared token: required from the admin and sent to it.
+    pub fn access_token(mut self, token: impl Into<String>) -> Self {
+        let t = token.into();
+        self.access_token = (!t.trim().is_empty()).then_some(t);
+        self
+    }
+
+    /// Address to register instead of `http://ip:port{mount}/` (NAT, containers).
+    pub fn address(mut self, address: impl Into<String>) -> Self {
+        let mut a = address.into();
+        if !a.ends_with('/') {
+            a.push('/');
+        }
+        self.address = Some(a);
+        self
+    }
+
+    /// IP to register (not used for binding); detected when unset.
+    pub fn ip(mut self, ip: impl Into<String>) -> Self {
+        self.ip = Some(ip.into());
+        self
+    }
+
+    /// Port of the executor's own server (0: any free port); for a mounted executor, the host app's port.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Path the executor is mounted under in the host app, e.g. `/xxl-job`; part of the registered address.
+    pub fn mount_path(mut self, path: impl Into<String>) -> Self {
+        self.mount_path = path.into();
+        self
+    }
+
+    /// Folder of run logs, script files and pending callbacks.
+    pub fn log_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.log_path = path.into();
+        self
+    }
+
+    /// Days of run-log day folders to keep; 0 keeps them forever.
+    pub fn log_retention_days(mut self, days: u32) -> Self {
+        self.log_retention_days = days;
+        self
+    }
+
+    /// How long a job's worker may idle before it is reaped (its destroy hook runs).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Callback body shape: v2 (XXL-JOB 2.4–3.4 admins, jobwheel) or v3.5.
+    pub fn admin_protocol(mut self, protocol: AdminProtocol) -> Self {
+        self.admin_protocol = protocol;
+        self
+    }
+
+    /// Whether GLUE script jobs may run.
+    pub fn glue_enabled(mut self, enabled: bool) -> Self {
+        self.glue_enabled = enabled;
+        self
+    }
+
+    /// How long shutdown lets running jobs finish before killing them.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// Registration beat interval (30 s by default).
+    pub fn registry_interval(mut self, interval: Duration) -> Self {
+        self.registry_interval = interval;
+        self
+    }
+
+    /// How often saved callback batches are retried (30 s by default).
+    pub fn callback_retry_interval(mut self, interval: Duration) -> Self {
+        self.callback.retry_interval = interval;
+        self
+    }
+
+    /// Callback batching: most results per request and the quiet time that triggers a send.
+    pub fn callback_batching(mut self, batch_size: usize, quiet: Duration) -> Self {
+        self.callback.batch_size = batch_size.max(1);
+        self.callback.quiet = quiet;
+        self
+    }
+
+    /// Worker threads of the runtime that drives timers and I/O of user handlers (default 2).
+    pub fn job_threads(mut self, threads: usize) -> Self {
+        self.job_threads = threads.max(1);
+        self
+    }
+
+    /// Registers an async handler, e.g. `async fn(JobContext) -> JobResult`.
+    pub fn handler<F, Fut, R>(self, name: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(JobContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + 'static,
+        R: IntoJobResult,
+    {
+        self.register(name, JobHandler::asynchronous(f))
+    }
+
+    /// Registers a blocking handler, run on its own blocking thread.
+    pub fn blocking_handler<F, R>(self, name: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(JobContext) -> R + Send + Sync + 'static,
+        R: IntoJobResult,
+    {
+        self.register(name, JobHandler::blocking(f))
+    }
+
+    /// Registers a handler built with [`JobHandler`] (e.g. with init/destroy hooks).
+    pub fn register(mut self, name: impl Into<String>, handler: JobHandler) -> Self {
+        self.handlers.insert(name.into(), handler);
+        self
+    }
+
+    /// Adds `demoJobHandler`, `shardingJobHandler` and `httpJobHandler`.
+    pub fn with_builtin_handlers(self) -> Self {
+        builtin::register_all(self)
+    }
+
+    fn validate(&self) -> Result<(), ExecutorError> {
+        if self.app_name.trim().is_empty() || self.app_name.len() > 64 {
+            return Err(ExecutorError::Setting(format!(
+                "app name '{}' must have 1 to 64 characters",
+                self.app_name
+            )));
+        }
+        for a in &self.admin_addresses {
+            if !(a.starts_with("http://") || a.starts_with("https://")) {
+                return Err(ExecutorError::Setting(format!(
+                    "admin address '{a}' must start with http:// or https://"
+                )));
+            }
+        }
+        if let Some(a) = &self.address {
+            if !(a.starts_with("http://") || a.starts_with("https://")) {
+                return Err(ExecutorError::Setting(format!(
+                    "address '{a}' must start with http:// or https://"
+                )));
+            }
+        }
+        if self.idle_timeout.is_zero() {
+            return Err(ExecutorError::Setting(
+                "idle timeout must be positive".to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Starts the executor's actors (inside the current actix system) and returns its handle.
+    ///
+    /// Nothing listens yet: call [`Executor::serve`] for an own port, or mount
+    /// [`Executor::configure`]/[`Executor::scope`] in an app and call [`Executor::start_registration`].
+    pub fn build(self) -> Result<Executor, ExecutorError> {
+        self.validate()?;
+        if actix_rt::System::try_current().is_none() {
+            return Err(ExecutorError::NoSystem);
+        }
+        std::fs::create_dir_all(&self.log_path).map_err(|source| ExecutorError::Io {
+            what: format!("cannot create log path {}", self.log_path.display()),
+            source,
+        })?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.job_threads)
+            .thread_name("jobwheel-job")
+            .enable_all()
+            .build()
+            .map_err(|source| ExecutorError::Io {
+                what: "cannot start the job runtime".to_string(),
+                source,
+            })?;
+        let link = Arc::new(AdminLink {
+            addresses: self.admin_addresses.clone(),
+            app_name: self.app_name.clone(),
+            access_token: self.access_token.clone(),
+            protocol: self.admin_protocol,
+        });
+        // the executor's own actors get their own thread, apart from the host app's and the users' code
+        let arbiter = Arbiter::new();
+        let handle = arbiter.handle();
+        let callback = {
+            let link = link.clone();
+            let base = self.log_path.clone();
+            let tuning = self.callback.clone();
+            CallbackActor::start_in_arbiter(&handle, move |_| {
+                CallbackActor::new(link, &base, tuning)
+            })
+        };
+        let env = Arc::new(RunEnv {
+            log_base: self.log_path.clone(),
+            runtime: runtime.handle().clone(),
+            callback: callback.clone(),
+            idle_timeout: self.idle_timeout,
+            live_workers: AtomicUsize::new(0),
+        });
+        let handlers = Arc::new(self.handlers);
+        log::info!(
+            "executor {} handlers: {}",
+            self.app_name,
+            handlers.names().join(", ")
+        );
+        let router = {
+            let handlers = handlers.clone();
+            let glue = self.glue_enabled;
+            JobRouter::start_in_arbiter(&handle, move |_| JobRouter::new(handlers, env, glue))
+        };
+        {
+            let base = self.log_path.clone();
+            let days = self.log_retention_days;
+            LogCleaner::start_in_arbiter(&handle, move |_| LogCleaner::new(base, days));
+        }
+        let state = ServiceState {
+            app_name: Arc::from(self.app_name.as_str()),
+            access_token: self.access_token.as_deref().map(Arc::from),
+            log_base: Arc::from(self.log_path.as_path()),
+            router: router.clone(),
+        };
+        Ok(Executor {
+            inner: Arc::new(Inner {
+                ip: self.ip.clone().unwrap_or_else(detect_ip),
+                port: self.port,
+                address: self.address,
+                mount_path: self.mount_path,
+                link,
+                registry_interval: self.registry_interval,
+                shutdown_grace: self.shutdown_grace,
+                state,
+                router,
+                callback,
+                registrar: OnceLock::new(),
+                shut_down: AtomicBool::new(false),
+                arbiter,
+                _runtime: UserRuntime(Some(runtime)),
+            }),
+        })
+    }
+}
+
+/// The runtime user code runs on; dropped without blocking, since drops may happen inside async code.
+struct UserRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for UserRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+struct Inner {
+    ip: String,
+    port: u16,
+    address: Option<String>,
+    mount_path: String,
+    link: Arc<AdminLink>,
+    registry_interval: Duration,
+    shutdown_grace: Duration,
+    state: ServiceState,
+    router: Addr<JobRouter>,
+    callback: Addr<CallbackActor>,
+    registrar: OnceLock<Addr<Registrar>>,
+    shut_down: AtomicBool,
+    arbiter: Arbiter,
+    _runtime: UserRuntime,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.arbiter.stop();
+    }
+}
+
+/// A running executor; cheap to clone (clones share it).
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("app_name", &self.inner.link.app_name)
+            .field("port", &self.inner.port)
+            .finish()
+    }
+}
+
+impl Executor {
+    /// A builder with XXL-JOB's defaults.
+    pub fn builder() -> ExecutorBuilder {
+        ExecutorBuilder::new()
+    }
+
+    /// The app name this executor registers under.
+    pub fn app_name(&self) -> &str {
+        &self.inner.link.app_name
+    }
+
+    /// The configured port (the executor's own, or the host app's when mounted).
+    pub fn port(&self) -> u16 {
+        self.inner.port
+    }
+
+    /// The address registered for `port`: the configured address, else `http://ip:port{mount}/`.
+    pub fn registered_address(&self, port: u16) -> String {
+        if let Some(a) = &self.inner.address {
+            return a.clone();
+        }
+        let ip = &self.inner.ip;
+        let host = if ip.contains(':') {
+            format!("[{ip}]")
+        } else {
+            ip.clone()
+        };
+        let mount = self.inner.mount_path.trim_matches('/');
+        if mount.is_empty() {
+            format!("http://{host}:{port}/")
+        } else {
+            format!("http://{host}:{port}/{mount}/")
+        }
+    }
+
+    /// Mounts the six executor paths on an app or scope: `App::new().configure(executor.configure())`.
+    pub fn configure(&self) -> impl Fn(&mut web::ServiceConfig) + Clone + 'static {
+        http::routes(self.inner.state.clone())
+    }
+
+    /// A scope at `path` with the executor's paths and Java's answer for any other path under it.
+    pub fn scope(&self, path: &str) -> actix_web::Scope {
+        let state = self.inner.state.clone();
+        web::scope(path)
+            .configure(http::routes(state.clone()))
+            .default_service(web::to(move |req: HttpRequest| {
+                http::not_found(req, state.clone())
+            }))
+    }
+
+    /// Answer for unknown paths, for an app that serves nothing but the executor.
+    pub(crate) fn not_found_service(
+        &self,
+    ) -> impl Fn(HttpRequest) -> std::pin::Pin<Box<dyn Future<Output = actix_web::HttpResponse>>>
+           + Clone
+           + 'static {
+        let state = self.inner.state.clone();
+        move |req: HttpRequest| Box::pin(http::not_found(req, state.clone()))
+    }
+
+    /// Starts the executor's own HTTP server on its port (0: any free one) and registers it.
+    pub async fn serve(&self) -> Result<ExecutorServer, ExecutorError> {
+        ExecutorServer::start(self.clone()).await
+    }
+
+    /// Starts registering `registered_address(port)` with the admins (once; later calls do nothing).
+    pub fn start_registration(&self, port: u16) {
+        let address = self.registered_address(port);
+        let link = self.inner.link.clone();
+        let interval = self.inner.registry_interval;
+        let handle = self.inner.arbiter.handle();
+        self.inner.registrar.get_or_init(move || {
+            Registrar::start_in_arbiter(&handle, move |_| Registrar::new(link, address, interval))
+        });
+    }
+
+    /// Refuses every further trigger (first step of [`shutdown`](Self::shutdown)).
+    pub async fn stop_accepting(&self) {
+        let _ = self.inner.router.send(StopAccepting).await;
+    }
+
+    /// Graceful stop: refuse triggers, let running jobs finish for the grace period, kill and report the
+    /// rest, deliver (or save) every callback, then remove the registration. Safe to call twice.
+    pub async fn shutdown(&self) {
+        if self.inner.shut_down.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let inner = &self.inner;
+        log::info!("executor {} shutting down", inner.link.app_name);
+        let _ = inner.router.send(StopAccepting).await;
+        let deadline = Instant::now() + inner.shutdown_grace;
+        let mut busy = 0;
+        while let Ok(census) = inner.router.send(GetCensus).await {
+            busy = census.busy;
+            if busy == 0 || Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if busy > 0 {
+            log::warn!("{busy} job(s) still running after the grace period; killing them");
+        }
+        let _ = inner
+            .router
+            .send(StopAll {
+                reason: MSG_SHUTDOWN_KILL.to_string(),
+            })
+            .await;
+        let deadline = Instant::now() + REPORT_WAIT;
+        while let Ok(census) = inner.router.send(GetCensus).await {
+            if census.live == 0 || Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        match tokio::time::timeout(REPORT_WAIT, inner.callback.send(Flush)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => log::error!("callbacks not flushed: callback actor gone ({e})"),
+            Err(_) => log::warn!(
+                "callbacks still in flight at shutdown; unsent ones stay in callbacklogs/"
+            ),
+        }
+        if let Some(registrar) = inner.registrar.get() {
+            match tokio::time::timeout(REPORT_WAIT, registrar.send(Deregister)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => log::warn!("registryRemove not sent: registrar gone ({e})"),
+                Err(_) => log::warn!("registryRemove not answered within {REPORT_WAIT:?}"),
+            }
+        }
+        log::info!("executor {} stopped", inner.link.app_name);
+    }
+}
+
+/// The machine's outward IP (no packet is sent: connecting a UDP socket only picks a route).
+fn detect_ip() -> String {
+    std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| {
+            s.connect("10.255.255.255:1")?;
+            s.local_addr()
+        })
+        .map(|a| a.ip())
+        .ok()
+        .filter(|ip| !ip.is_unspecified())
+        .map(|ip| ip.to_string())
+        .unwrap_or_else(|| "127.0.0.1".to_string())
+}

@@ -1,0 +1,109 @@
+//! `JobContext`: what a handler knows about the run it serves, and where it writes its log.
+
+use std::fmt::Display;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::joblog::JobLog;
+use crate::protocol::TriggerParam;
+
+/// The run a handler is executing: ids, parameter, shard, log file and cancellation signal.
+#[derive(Debug, Clone)]
+pub struct JobContext {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    job_id: i32,
+    param: String,
+    log_id: i64,
+    log_date_time: i64,
+    shard_index: i32,
+    shard_total: i32,
+    log: JobLog,
+    cancel: CancellationToken,
+}
+
+impl JobContext {
+    /// Context of one trigger; `cancel` fires on kill, timeout, cover or shutdown.
+    pub(crate) fn new(
+        param: &TriggerParam,
+        log_base: &Path,
+        cancel: CancellationToken,
+    ) -> Self {
+        JobContext {
+            inner: Arc::new(Inner {
+                job_id: param.job_id,
+                param: param.executor_params.clone(),
+                log_id: param.log_id,
+                log_date_time: param.log_date_time,
+                shard_index: param.broadcast_index,
+                shard_total: param.broadcast_total,
+                log: JobLog::new(log_base, param.log_date_time, param.log_id),
+                cancel,
+            }),
+        }
+    }
+
+    /// The job's id at the admin.
+    pub fn job_id(&self) -> i32 {
+        self.inner.job_id
+    }
+
+    /// The job parameter (`executorParams`), empty when none was given.
+    pub fn param(&self) -> &str {
+        &self.inner.param
+    }
+
+    /// The admin's log row of this run; the key of the callback.
+    pub fn log_id(&self) -> i64 {
+        self.inner.log_id
+    }
+
+    /// Trigger time in epoch milliseconds.
+    pub fn log_date_time(&self) -> i64 {
+        self.inner.log_date_time
+    }
+
+    /// 0-based shard index of a broadcast (0 otherwise).
+    pub fn shard_index(&self) -> i32 {
+        self.inner.shard_index
+    }
+
+    /// Shard count of a broadcast (1 otherwise).
+    pub fn shard_total(&self) -> i32 {
+        self.inner.shard_total
+    }
+
+    /// Appends a line to this run's log file, which the admin UI shows.
+    pub fn log(&self, message: impl Display) {
+        self.inner.log.line(&message.to_string());
+    }
+
+    /// Path of this run's log file.
+    pub fn log_file(&self) -> &Path {
+        self.inner.log.path()
+    }
+
+    /// The run's cancellation signal: fires on kill, timeout, COVER_EARLY and shutdown.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// True once the run was told to stop; blocking handlers should poll it between steps.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Resolves when the run is told to stop; async handlers may select on it to clean up.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    pub(crate) fn job_log(&self) -> &JobLog {
+        &self.inner.log
+    }
+}

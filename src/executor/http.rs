@@ -1,0 +1,192 @@
+//! The executor's HTTP endpoints. Every answer is HTTP 200 with the JSON envelope, checks in Java's order:
+//! method, token, app name, path, body.
+
+use std::sync::Arc;
+
+use actix::Addr;
+use actix_web::http::Method;
+use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::StreamExt;
+use serde::Serialize;
+
+use super::joblog;
+use super::router::{IdleBeat, JobRouter, Kill, Trigger};
+use crate::protocol::{
+    decode, request_error, uri_not_found, AnyReturn, IdleBeatParam, KillParam, LogParam,
+    ReturnT, TriggerParam, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG,
+    MSG_JOB_ALREADY_KILLED, MSG_JOB_BUSY, MSG_METHOD_NOT_SUPPORTED,
+};
+
+/// Largest request body, as the Java executor's aggregator allows.
+pub const MAX_BODY: usize = 5 * 1024 * 1024;
+/// Answer when `XXL-JOB-APPNAME` names another executor (HEAD's wording).
+pub const MSG_APP_NAME_INVALID: &str = "invalid request, accessToken or appname invalid.";
+
+/// What the endpoints need; cloned into every route closure.
+#[derive(Clone)]
+pub(crate) struct ServiceState {
+    pub(crate) app_name: Arc<str>,
+    pub(crate) access_token: Option<Arc<str>>,
+    pub(crate) log_base: Arc<std::path::Path>,
+    pub(crate) router: Addr<JobRouter>,
+}
+
+/// The endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Beat,
+    IdleBeat,
+    Run,
+    Kill,
+    Log,
+}
+
+const ROUTES: &[(&str, Endpoint)] = &[
+    ("/beat", Endpoint::Beat),
+    ("/idleBeat", Endpoint::IdleBeat),
+    ("/run", Endpoint::Run),
+    ("/trigger", Endpoint::Run),
+    ("/kill", Endpoint::Kill),
+    ("/log", Endpoint::Log),
+];
+
+fn answer<T: Serialize>(ret: &ReturnT<T>) -> HttpResponse {
+    let body = serde_json::to_string(ret)
+        .unwrap_or_else(|e| format!(r#"{{"code":500,"msg":"cannot encode answer: {e}"}}"#));
+    HttpResponse::Ok()
+        .content_type("application/json;charset=UTF-8")
+        .body(body)
+}
+
+fn fail(msg: impl Into<String>) -> HttpResponse {
+    answer(&AnyReturn::fail(msg))
+}
+
+/// Method, token and app-name checks shared by every path, known or not.
+fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), HttpResponse> {
+    if req.method() != Method::POST {
+        return Err(fail(MSG_METHOD_NOT_SUPPORTED));
+    }
+    if let Some(token) = &state.access_token {
+        let sent = req
+            .headers()
+            .get(ACCESS_TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok());
+        if sent != Some(token.as_ref()) {
+            return Err(fail(MSG_ACCESS_TOKEN_WRONG));
+        }
+    }
+    if let Some(app) = req.headers().get(APP_NAME_HEADER) {
+        if app.to_str().ok() != Some(state.app_name.as_ref()) {
+            return Err(fail(MSG_APP_NAME_INVALID));
+        }
+    }
+    Ok(())
+}
+
+async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, String> {
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| e.to_string())?;
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(format!("request body larger than {MAX_BODY} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+async fn handle(
+    endpoint: Endpoint,
+    req: HttpRequest,
+    payload: web::Payload,
+    state: ServiceState,
+) -> HttpResponse {
+    if let Err(resp) = check(&req, &state) {
+        return resp;
+    }
+    let body = match read_body(payload).await {
+        Ok(b) => b,
+        Err(e) => return fail(request_error(&e)),
+    };
+    match endpoint {
+        // the body is ignored: 2.4 admins send `""`, 3.x none
+        Endpoint::Beat => answer(&AnyReturn::success()),
+        Endpoint::IdleBeat => {
+            let p: IdleBeatParam = match decode(&body) {
+                Ok(p) => p,
+                Err(e) => return fail(request_error(&e.to_string())),
+            };
+            match state.router.send(IdleBeat { job_id: p.job_id }).await {
+                Ok(true) => fail(MSG_JOB_BUSY),
+                Ok(false) => answer(&AnyReturn::success()),
+                Err(e) => fail(request_error(&format!("executor unavailable: {e}"))),
+            }
+        }
+        Endpoint::Run => {
+            let p: TriggerParam = match decode(&body) {
+                Ok(p) => p,
+                Err(e) => return fail(request_error(&e.to_string())),
+            };
+            match state.router.send(Trigger(p)).await {
+                Ok(Ok(())) => answer(&AnyReturn::success()),
+                Ok(Err(why)) => fail(why),
+                Err(e) => fail(request_error(&format!("executor unavailable: {e}"))),
+            }
+        }
+        Endpoint::Kill => {
+            let p: KillParam = match decode(&body) {
+                Ok(p) => p,
+                Err(e) => return fail(request_error(&e.to_string())),
+            };
+            match state.router.send(Kill { job_id: p.job_id }).await {
+                Ok(true) => answer(&AnyReturn::success()),
+                Ok(false) => answer(&ReturnT::success_with(MSG_JOB_ALREADY_KILLED.to_string())),
+                Err(e) => fail(request_error(&format!("executor unavailable: {e}"))),
+            }
+        }
+        Endpoint::Log => {
+            let p: LogParam = match decode(&body) {
+                Ok(p) => p,
+                Err(e) => return fail(request_error(&e.to_string())),
+            };
+            let base = state.log_base.clone();
+            let read = web::block(move || {
+                joblog::read_log(&base, p.log_date_time, p.log_id, p.from_line_num)
+            })
+            .await;
+            match read {
+                Ok(result) => answer(&ReturnT::success_with(result)),
+                Err(e) => fail(request_error(&e.to_string())),
+            }
+        }
+    }
+}
+
+/// Registers the six exact paths on `cfg` (at the root, or inside the scope the caller mounts it in).
+pub(crate) fn routes(state: ServiceState) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    move |cfg: &mut web::ServiceConfig| {
+        for (path, endpoint) in ROUTES {
+            let state = state.clone();
+            let endpoint = *endpoint;
+            cfg.service(web::resource(*path).to(
+                move |req: HttpRequest, payload: web::Payload| {
+                    handle(endpoint, req, payload, state.clone())
+                },
+            ));
+        }
+    }
+}
+
+/// Answer for any other path: the Java checks (method, token) first, then "uri-mapping not found".
+pub(crate) async fn not_found(req: HttpRequest, state: ServiceState) -> HttpResponse {
+    if let Err(resp) = check(&req, &state) {
+        return resp;
+    }
+    let uri = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| req.path().to_string());
+    fail(uri_not_found(&uri))
+}

@@ -1,0 +1,41 @@
+//! The executor library: an XXL-JOB-compatible executor that runs inside any actix-web service or alone.
+//!
+//! ```no_run
+//! use jobwheel::executor::{Executor, JobContext, JobResult};
+//!
+//! #[actix_web::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let executor = Executor::builder()
+//!         .admin_addresses(["http://127.0.0.1:8080"])
+//!         .app_name("my-service")
+//!         .handler("hello", |ctx: JobContext| async move {
+//!             ctx.log(format!("hello {}", ctx.param()));
+//!             JobResult::success()
+//!         })
+//!         .build()?;
+//!     executor.serve().await?.run_until_stopped().await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Mounted into an existing app instead (one port for both), register `http://ip:port/xxl-job/`:
+//! `App::new().service(executor.scope("/xxl-job"))` plus `executor.start_registration(port)`,
+//! with `.port(port).mount_path("/xxl-job")` on the builder.
+
+pub mod admin;
+mod builder;
+pub mod builtin;
+pub(crate) mod context;
+mod glue;
+mod handler;
+mod http;
+pub mod joblog;
+pub mod retention;
+pub(crate) mod router;
+pub(crate) mod run;
+mod server;
+
+pub use builder::{Executor, ExecutorBuilder, ExecutorError};
+pub use context::JobContext;
+pub use handler::{IntoJobResult, JobHandler, JobResult};
+pub use server::{shutdown_signal, ExecutorServer};

@@ -1,0 +1,344 @@
+//! `JobRouter`: owns the jobId → `JobActor` map and applies reference §1.5 to each trigger
+//! (handler lookup, GLUE versioning, block strategy, de-dup), kill and idle beat.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::runtime::Handle;
+
+use super::glue::ScriptSpec;
+use super::handler::HandlerRegistry;
+use super::run::Work;
+use crate::actors::executor_callback::CallbackActor;
+use crate::actors::job_thread::{JobActor, JobShared, Run, Stop};
+use crate::protocol::{
+    glue_type_not_valid, handler_not_found, repeat_trigger, BlockStrategy, GlueType,
+    TriggerParam, MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER, MSG_COVER_EARLY,
+    MSG_DISCARD_LATER, MSG_IDLE_TIMEOUT,
+};
+
+/// Rejection while the executor shuts down, so the admin routes the trigger elsewhere.
+pub const MSG_SHUTTING_DOWN: &str = "executor is shutting down, trigger refused.";
+
+/// Everything a job's worker needs besides its own work; shared by all workers of an executor.
+pub struct RunEnv {
+    /// Base folder of run logs and script files.
+    pub log_base: PathBuf,
+    /// Where user code runs (never the arbiters of the executor's actors).
+    pub runtime: Handle,
+    /// Where results go.
+    pub callback: Addr<CallbackActor>,
+    /// How long a worker may idle before it is reaped.
+    pub idle_timeout: Duration,
+    /// Workers alive (started and not yet stopped), for shutdown.
+    pub live_workers: AtomicUsize,
+}
+
+/// `/run` and `/trigger`: queue a trigger or say why not.
+#[derive(Message)]
+#[rtype(result = "Result<(), String>")]
+pub struct Trigger(pub TriggerParam);
+
+/// `/kill`: stop the job's worker; answers whether one existed.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Kill {
+    /// The job.
+    pub job_id: i32,
+}
+
+/// `/idleBeat`: answers true when the job is running or has queued triggers.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct IdleBeat {
+    /// The job.
+    pub job_id: i32,
+}
+
+/// From a worker whose idle timer expired; the router decides, so no trigger can slip in between.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ReapIfIdle {
+    /// The job.
+    pub job_id: i32,
+    /// Which worker of that job asks.
+    pub serial: u64,
+}
+
+/// Shutdown step 1: refuse every further trigger.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopAccepting;
+
+/// Shutdown step 2: stop every worker with a reason; answers how many there were.
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct StopAll {
+    /// Stop reason reported in the callbacks of running and queued triggers.
+    pub reason: String,
+}
+
+/// How many jobs are running or queued, and how many workers are alive.
+#[derive(Message)]
+#[rtype(result = "Census")]
+pub struct GetCensus;
+
+/// Answer of [`GetCensus`].
+#[derive(Debug, Clone, Copy, MessageResponse)]
+pub struct Census {
+    /// Jobs running or with a queue.
+    pub busy: usize,
+    /// Worker actors alive, including stopped ones still reporting.
+    pub live: usize,
+}
+
+struct Entry {
+    serial: u64,
+    work: Work,
+    addr: Addr<JobActor>,
+    shared: Arc<JobShared>,
+}
+
+/// The executor's job table.
+pub struct JobRouter {
+    handlers: Arc<HandlerRegistry>,
+    env: Arc<RunEnv>,
+    glue_enabled: bool,
+    accepting: bool,
+    jobs: HashMap<i32, Entry>,
+    next_serial: u64,
+}
+
+impl JobRouter {
+    /// A router over the registered handlers.
+    pub(crate) fn new(handlers: Arc<HandlerRegistry>, env: Arc<RunEnv>, glue_enabled: bool) -> Self {
+        JobRouter {
+            handlers,
+            env,
+            glue_enabled,
+            accepting: true,
+            jobs: HashMap::new(),
+            next_serial: 0,
+        }
+    }
+
+    fn remove(&mut self, job_id: i32, reason: &str) -> bool {
+        match self.jobs.remove(&job_id) {
+            Some(entry) => {
+                entry.shared.stop(reason);
+                entry.addr.do_send(Stop);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reference §1.5 steps 0–4: which work this trigger needs, and the reason to replace the current worker.
+    fn resolve_work(&self, p: &TriggerParam) -> Result<(Work, Option<&'static str>), String> {
+        let Some(glue) = p.glue_type_enum() else {
+            return Err(glue_type_not_valid(&p.glue_type));
+        };
+        if glue != GlueType::Bean && !self.glue_enabled {
+            return Err(format!(
+                "fail, current glue type [{}] not supported.",
+                glue.desc()
+            ));
+        }
+        let current = self.jobs.get(&p.job_id).map(|e| &e.work);
+        let work = match glue {
+            GlueType::Bean => {
+                let handler = self
+                    .handlers
+                    .get(&p.executor_handler)
+                    .ok_or_else(|| handler_not_found(&p.executor_handler))?;
+                Work::Handler {
+                    name: p.executor_handler.clone(),
+                    handler,
+                }
+            }
+            GlueType::GlueGroovy => {
+                return Err(format!(
+                    "glueType[{}] is not supported: {} needs the Java executor; use a BEAN handler or a script glue type.",
+                    glue.as_str(),
+                    glue.desc()
+                ))
+            }
+            script => Work::Script(Arc::new(ScriptSpec {
+                job_id: p.job_id,
+                glue_type: script,
+                updatetime: p.glue_updatetime,
+                source: p.glue_source.clone(),
+            })),
+        };
+        let reason = match current {
+            Some(cur) if !cur.same_as(&work) => Some(match glue {
+                GlueType::Bean => MSG_CHANGE_HANDLER,
+                _ => MSG_CHANGE_GLUE_SOURCE,
+            }),
+            _ => None,
+        };
+        Ok((work, reason))
+    }
+
+    fn spawn_worker(&mut self, job_id: i32, work: Work, ctx: &mut Context<Self>) {
+        self.next_serial += 1;
+        let serial = self.next_serial;
+        let shared = Arc::new(JobShared::default());
+        let env = self.env.clone();
+        let router = ctx.address();
+        env.live_workers.fetch_add(1, Ordering::SeqCst);
+        let actor = JobActor::new(job_id, serial, work.clone(), shared.clone(), env, router);
+        // workers live on the router's arbiter: they only await, user code runs elsewhere
+        let addr = actor.start();
+        self.jobs.insert(
+            job_id,
+            Entry {
+                serial,
+                work,
+                addr,
+                shared,
+            },
+        );
+    }
+}
+
+impl Actor for JobRouter {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // HTTP workers send here with `send`; a burst of triggers must queue, not fail
+        ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
+    }
+}
+
+impl Handler<Trigger> for JobRouter {
+    type Result = Result<(), String>;
+
+    fn handle(&mut self, Trigger(p): Trigger, ctx: &mut Self::Context) -> Self::Result {
+        let refused = |why: String| {
+            log::info!(
+                "job {} log {}: trigger refused: {why}",
+                p.job_id,
+                p.log_id
+            );
+            Err(why)
+        };
+        if !self.accepting {
+            return refused(MSG_SHUTTING_DOWN.to_string());
+        }
+        let (work, mut replace) = match self.resolve_work(&p) {
+            Ok(w) => w,
+            Err(why) => return refused(why),
+        };
+        if replace.is_none() {
+            if let Some(entry) = self.jobs.get(&p.job_id) {
+                match p.block_strategy_enum() {
+                    BlockStrategy::DiscardLater if entry.shared.is_busy() => {
+                        return refused(MSG_DISCARD_LATER.to_string())
+                    }
+                    BlockStrategy::CoverEarly if entry.shared.is_busy() => {
+                        replace = Some(MSG_COVER_EARLY)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(reason) = replace {
+            log::info!("job {}: replacing its worker: {reason}", p.job_id);
+            self.remove(p.job_id, reason);
+        }
+        if !self.jobs.contains_key(&p.job_id) {
+            self.spawn_worker(p.job_id, work, ctx);
+        }
+        let Some(entry) = self.jobs.get(&p.job_id) else {
+            return refused("job worker could not be created".to_string());
+        };
+        if !entry.shared.enqueue(p.log_id) {
+            return refused(repeat_trigger(p.log_id));
+        }
+        log::info!(
+            "job {} log {}: trigger accepted ({})",
+            p.job_id,
+            p.log_id,
+            entry.work.describe()
+        );
+        entry.addr.do_send(Run(p));
+        Ok(())
+    }
+}
+
+impl Handler<Kill> for JobRouter {
+    type Result = bool;
+
+    fn handle(&mut self, msg: Kill, _: &mut Self::Context) -> bool {
+        let found = self.remove(msg.job_id, crate::protocol::MSG_KILLED_BY_ADMIN);
+        if found {
+            log::info!("job {}: killed by the scheduling center", msg.job_id);
+        }
+        found
+    }
+}
+
+impl Handler<IdleBeat> for JobRouter {
+    type Result = bool;
+
+    fn handle(&mut self, msg: IdleBeat, _: &mut Self::Context) -> bool {
+        self.jobs
+            .get(&msg.job_id)
+            .is_some_and(|e| e.shared.is_busy())
+    }
+}
+
+impl Handler<ReapIfIdle> for JobRouter {
+    type Result = ();
+
+    fn handle(&mut self, msg: ReapIfIdle, _: &mut Self::Context) {
+        let idle = self
+            .jobs
+            .get(&msg.job_id)
+            .is_some_and(|e| e.serial == msg.serial && !e.shared.is_busy());
+        if idle {
+            self.remove(msg.job_id, MSG_IDLE_TIMEOUT);
+            log::info!(
+                "job {}: idle worker reaped after {} s",
+                msg.job_id,
+                self.env.idle_timeout.as_secs()
+            );
+        }
+    }
+}
+
+impl Handler<StopAccepting> for JobRouter {
+    type Result = ();
+
+    fn handle(&mut self, _: StopAccepting, _: &mut Self::Context) {
+        self.accepting = false;
+    }
+}
+
+impl Handler<StopAll> for JobRouter {
+    type Result = usize;
+
+    fn handle(&mut self, msg: StopAll, _: &mut Self::Context) -> usize {
+        let ids: Vec<i32> = self.jobs.keys().copied().collect();
+        for id in &ids {
+            self.remove(*id, &msg.reason);
+        }
+        ids.len()
+    }
+}
+
+impl Handler<GetCensus> for JobRouter {
+    type Result = Census;
+
+    fn handle(&mut self, _: GetCensus, _: &mut Self::Context) -> Census {
+        Census {
+            busy: self.jobs.values().filter(|e| e.shared.is_busy()).count(),
+            live: self.env.live_workers.load(Ordering::SeqCst),
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The executor's own HTTP server (xxl-job-core style): a port of its own, the bound port exposed.
+
+use std::net::TcpListener;
+
+use actix_web::dev::ServerHandle;
+use actix_web::{web, App, HttpServer};
+
+use super::builder::{Executor, ExecutorError};
+
+/// Seconds the server waits for in-flight requests when stopping; executor answers are immediate.
+const HTTP_SHUTDOWN_SECS: u64 = 5;
+
+/// A serving executor; stop it with [`ExecutorServer::stop`] or let signals end [`run_until_stopped`](Self::run_until_stopped).
+pub struct ExecutorServer {
+    port: u16,
+    handle: ServerHandle,
+    join: tokio::task::JoinHandle<std::io::Result<()>>,
+    executor: Executor,
+}
+
+impl ExecutorServer {
+    pub(crate) async fn start(executor: Executor) -> Result<Self, ExecutorError> {
+        let bind = ("0.0.0.0", executor.port());
+        let listener = TcpListener::bind(bind).map_err(|source| ExecutorError::Io {
+            what: format!("cannot listen on port {}", executor.port()),
+            source,
+        })?;
+        let port = listener
+            .local_addr()
+            .map_err(|source| ExecutorError::Io {
+                what: "cannot read the bound port".to_string(),
+                source,
+            })?
+            .port();
+        let routes = executor.configure();
+        let fallback = executor.not_found_service();
+        let server = HttpServer::new(move || {
+            App::new()
+                .configure(routes.clone())
+                .default_service(web::to(fallback.clone()))
+        })
+        .shutdown_timeout(HTTP_SHUTDOWN_SECS)
+        // actix-server stops the whole actix system shortly after a signal, which would kill the
+        // executor's actors mid-shutdown; run_until_stopped handles signals instead
+        .disable_signals()
+        .listen(listener)
+        .map_err(|source| ExecutorError::Io {
+            what: format!("cannot serve on port {port}"),
+            source,
+        })?
+        .run();
+        let handle = server.handle();
+        let join = actix_rt::spawn(server);
+        log::info!(
+            "executor {} listening on 0.0.0.0:{port}",
+            executor.app_name()
+        );
+        executor.start_registration(port);
+        Ok(ExecutorServer {
+            port,
+            handle,
+            join,
+            executor,
+        })
+    }
+
+    /// The bound port (useful with port 0).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The address registered with the admins.
+    pub fn address(&self) -> String {
+        self.executor.registered_address(self.port)
+    }
+
+    /// The executor behind this server.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// Serves until SIGINT/SIGTERM (or [`ServerHandle::stop`]), then shuts the executor down gracefully.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let mut join = self.join;
+        let served = tokio::select! {
+            r = &mut join => r,
+            () = shutdown_signal() => {
+                log::info!("signal received; stopping executor {}", self.executor.app_name());
+                // refuse triggers before the port closes, so none is acknowledged and then lost
+                self.executor.stop_accepting().await;
+                self.handle.stop(true).await;
+                join.await
+            }
+        };
+        self.executor.shutdown().await;
+        match served {
+            Ok(r) => r,
+            Err(e) => Err(std::io::Error::other(e)),
+        }
+    }
+
+    /// A handle that stops the HTTP server from elsewhere.
+    pub fn handle(&self) -> ServerHandle {
+        self.handle.clone()
+    }
+
+    /// Stops serving, then shuts the executor down gracefully.
+    pub async fn stop(self) {
+        self.handle.stop(true).await;
+        let _ = self.join.await;
+        self.executor.shutdown().await;
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C); for apps that mount the executor and shut down themselves.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(e) => {
+                log::warn!("cannot listen for SIGTERM ({e}); only Ctrl-C stops the executor");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
