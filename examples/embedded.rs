@@ -53,7 +53,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // blocking handler: plain code on its own thread, touching the service's state
         .blocking_handler("report", move |ctx: JobContext| {
             let n = job_stats.reports.fetch_add(1, Ordering::SeqCst) + 1;
-            ctx.log(format!("report #{n} for shard {}/{}", ctx.shard_index(), ctx.shard_total()));
+            ctx.log(format!(
+                "report #{n} for shard {}/{}",
+                ctx.shard_index(),
+                ctx.shard_total()
+            ));
             JobResult::success_with(format!("report #{n}"))
         });
     if let Ok(ip) = std::env::var("EXECUTOR_IP") {

@@ -80,8 +80,14 @@ async fn callbacks_survive_admin_errors_and_outage(target: Target) {
         "not delivered within 35 s: {:?}",
         accepted_counts(&admin)
     );
-    eprintln!("{target:?}: delivered {:?} after the admin came back", back.elapsed());
-    let files_gone = wait_for(Duration::from_secs(5), || callback_files(&exec).is_empty().then_some(())).await;
+    eprintln!(
+        "{target:?}: delivered {:?} after the admin came back",
+        back.elapsed()
+    );
+    let files_gone = wait_for(Duration::from_secs(5), || {
+        callback_files(&exec).is_empty().then_some(())
+    })
+    .await;
     assert!(files_gone.is_some(), "delivered files not deleted");
     actix_rt::time::sleep(Duration::from_millis(500)).await;
     let counts = accepted_counts(&admin);
@@ -112,11 +118,18 @@ async fn pending_files_are_delivered_at_start(target: Target) {
     assert_eq!(first.log_date_time, old);
     let second = admin.wait_callback(7002, Duration::from_secs(10)).await;
     assert_eq!(second.handle_msg.as_deref(), Some("from a previous run"));
-    let gone = wait_for(Duration::from_secs(5), || callback_files(&exec).is_empty().then_some(())).await;
+    let gone = wait_for(Duration::from_secs(5), || {
+        callback_files(&exec).is_empty().then_some(())
+    })
+    .await;
     assert!(gone.is_some(), "delivered file not deleted");
     // the v2 admin gets the array with logDateTim
     let req = admin.requests("/api/callback").remove(0);
-    assert!(req.body.starts_with('[') && req.body.contains("\"logDateTim\""), "{}", req.body);
+    assert!(
+        req.body.starts_with('[') && req.body.contains("\"logDateTim\""),
+        "{}",
+        req.body
+    );
     actix_rt::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(accepted_counts(&admin)[&7001], 1);
 }

@@ -77,6 +77,9 @@ async fn embedded_example_serves_its_routes_and_the_executor_on_one_port() {
 
     signal(child.id() as i32, libc::SIGTERM);
     let exited = wait_for(WAIT, || child.try_wait().ok().flatten()).await;
-    assert!(exited.is_some_and(|s| s.success()), "example exits cleanly on SIGTERM");
+    assert!(
+        exited.is_some_and(|s| s.success()),
+        "example exits cleanly on SIGTERM"
+    );
     assert_eq!(admin.requests("/api/registryRemove").len(), 1);
 }

@@ -46,7 +46,9 @@ async fn spinning_job_does_not_delay_other_jobs(target: Target) {
         exec.run_ok(&p).await;
         actix_rt::time::sleep(Duration::from_millis(100)).await;
     }
-    let spin_cb = admin.wait_callback(spinner.log_id, Duration::from_secs(20)).await;
+    let spin_cb = admin
+        .wait_callback(spinner.log_id, Duration::from_secs(20))
+        .await;
     assert_eq!(spin_cb.handle_code, 200, "{spin_cb:?}");
     for id in sent.keys() {
         admin.wait_callback(*id, Duration::from_secs(10)).await;
@@ -67,7 +69,10 @@ async fn spinning_job_does_not_delay_other_jobs(target: Target) {
     for (id, started) in starts {
         let delay = started - sent[&id];
         worst = worst.max(delay);
-        assert!(delay <= 500, "run of log {id} started {delay} ms after its trigger");
+        assert!(
+            delay <= 500,
+            "run of log {id} started {delay} ms after its trigger"
+        );
     }
     eprintln!("{target:?}: worst start delay {worst} ms while another job spun");
 }

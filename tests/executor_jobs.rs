@@ -66,13 +66,24 @@ async fn serial_runs_never_overlap(target: Target) {
         .collect();
     assert_eq!(events.len(), 8, "{text}");
     for (i, pair) in events.chunks(2).enumerate() {
-        assert_eq!((pair[0].0.as_str(), pair[1].0.as_str()), ("start", "end"), "{text}");
+        assert_eq!(
+            (pair[0].0.as_str(), pair[1].0.as_str()),
+            ("start", "end"),
+            "{text}"
+        );
         if i > 0 {
-            assert!(pair[0].1 >= events[2 * i - 1].1, "run {i} started before the previous ended: {text}");
+            assert!(
+                pair[0].1 >= events[2 * i - 1].1,
+                "run {i} started before the previous ended: {text}"
+            );
         }
     }
     // callbacks come in trigger order, each once
-    let order: Vec<i64> = admin.accepted_callbacks().iter().map(|c| c.log_id).collect();
+    let order: Vec<i64> = admin
+        .accepted_callbacks()
+        .iter()
+        .map(|c| c.log_id)
+        .collect();
     let expected: Vec<i64> = triggers.iter().map(|p| p.log_id).collect();
     assert_eq!(order, expected);
 }
@@ -95,7 +106,10 @@ async fn discard_later_refuses_while_busy(target: Target) {
     let c = strategy(shell(21, &script, 1), "DISCARD_LATER");
     exec.run_ok(&c).await;
     assert_eq!(admin.wait_callback(c.log_id, WAIT).await.handle_code, 200);
-    assert!(admin.callback_of(b.log_id).is_none(), "a discarded trigger has no callback");
+    assert!(
+        admin.callback_of(b.log_id).is_none(),
+        "a discarded trigger has no callback"
+    );
 }
 
 async fn cover_early_kills_running_and_runs_new(target: Target) {
@@ -140,7 +154,10 @@ async fn timeout_reports_502_and_kills_process_group(target: Target) {
     assert_eq!(cb.handle_code, 502);
     assert_eq!(cb.handle_msg.as_deref(), Some("job execute timeout "));
     let took = admin.callback_time(p.log_id).unwrap() - sent;
-    assert!((1900..=3000).contains(&took), "timeout reported after {took} ms");
+    assert!(
+        (1900..=3000).contains(&took),
+        "timeout reported after {took} ms"
+    );
     assert!(!alive(pid), "script {pid} survived its timeout");
     assert_gone(child).await;
     assert!(exec.log_of(&p).await.contains("job execute timeout"));
@@ -184,7 +201,10 @@ async fn kill_reports_500_and_reports_queued_as_not_executed(target: Target) {
     // a new trigger gets a fresh worker
     let again = shell(24, &script, 1);
     exec.run_ok(&again).await;
-    assert_eq!(admin.wait_callback(again.log_id, WAIT).await.handle_code, 200);
+    assert_eq!(
+        admin.wait_callback(again.log_id, WAIT).await.handle_code,
+        200
+    );
 }
 
 async fn idle_worker_is_reaped_and_recreated(target: Target) {
@@ -209,20 +229,41 @@ async fn idle_worker_is_reaped_and_recreated(target: Target) {
             .then_some(()),
     })
     .await;
-    assert!(reaped.is_some(), "worker not reaped; stderr: {}", exec.stderr());
-    assert_eq!(exec.post("/idleBeat", json!({"jobId": 25})).await["code"], 200);
+    assert!(
+        reaped.is_some(),
+        "worker not reaped; stderr: {}",
+        exec.stderr()
+    );
+    assert_eq!(
+        exec.post("/idleBeat", json!({"jobId": 25})).await["code"],
+        200
+    );
     actix_rt::time::sleep(Duration::from_millis(1500)).await;
     if target == Target::Library {
         assert_eq!(exec.probe.init.load(Ordering::SeqCst), 1);
-        assert_eq!(exec.probe.destroy.load(Ordering::SeqCst), 1, "destroy ran once");
+        assert_eq!(
+            exec.probe.destroy.load(Ordering::SeqCst),
+            1,
+            "destroy ran once"
+        );
     } else {
-        assert_eq!(exec.stderr().matches("job 25: idle worker reaped").count(), 1);
+        assert_eq!(
+            exec.stderr().matches("job 25: idle worker reaped").count(),
+            1
+        );
     }
     let second = bean(25, handler, "");
     exec.run_ok(&second).await;
-    assert_eq!(admin.wait_callback(second.log_id, WAIT).await.handle_code, 200);
+    assert_eq!(
+        admin.wait_callback(second.log_id, WAIT).await.handle_code,
+        200
+    );
     if target == Target::Library {
-        assert_eq!(exec.probe.init.load(Ordering::SeqCst), 2, "a new worker ran init");
+        assert_eq!(
+            exec.probe.init.load(Ordering::SeqCst),
+            2,
+            "a new worker ran init"
+        );
         let log = exec.log_of(&second).await;
         assert!(log.contains("hooked ran"), "{log}");
     }
@@ -248,9 +289,14 @@ async fn shutdown_kills_reports_flushes_and_deregisters(target: Target) {
     let q = admin.wait_callback(queued.log_id, WAIT).await;
     assert_eq!(
         q.handle_msg.as_deref(),
-        Some("web container destroy and kill the job. [job not executed, in the job queue, killed.]")
+        Some(
+            "web container destroy and kill the job. [job not executed, in the job queue, killed.]"
+        )
     );
-    assert_eq!(admin.wait_callback(quick.log_id, WAIT).await.handle_code, 200);
+    assert_eq!(
+        admin.wait_callback(quick.log_id, WAIT).await.handle_code,
+        200
+    );
     assert!(!alive(pid), "script {pid} survived shutdown");
     let removed = admin.requests("/api/registryRemove");
     assert_eq!(removed.len(), 1, "registryRemove sent once");

@@ -26,7 +26,10 @@ async fn async_timeout_drops_the_handler_future() {
     let sent = now_ms();
     exec.run_ok(&p).await;
     let cb = admin.wait_callback(p.log_id, WAIT).await;
-    assert_eq!((cb.handle_code, cb.handle_msg.as_deref()), (502, Some("job execute timeout ")));
+    assert_eq!(
+        (cb.handle_code, cb.handle_msg.as_deref()),
+        (502, Some("job execute timeout "))
+    );
     let took = admin.callback_time(p.log_id).unwrap() - sent;
     assert!((900..=2000).contains(&took), "reported after {took} ms");
     let dropped = wait_for(Duration::from_secs(2), || {
@@ -49,7 +52,11 @@ async fn kill_cancels_blocking_handler_cooperatively() {
         cb.handle_msg.as_deref(),
         Some("scheduling center kill job. [job running, killed]")
     );
-    assert_eq!(exec.probe.dropped.load(Ordering::SeqCst), 1, "handler saw the cancellation");
+    assert_eq!(
+        exec.probe.dropped.load(Ordering::SeqCst),
+        1,
+        "handler saw the cancellation"
+    );
 }
 
 #[actix_rt::test]
@@ -62,21 +69,33 @@ async fn panic_and_error_fail_only_that_run() {
     assert_eq!(cb.handle_code, 500);
     assert_eq!(cb.handle_msg.as_deref(), Some("boom from handler"));
     let log = exec.log_of(&boom).await;
-    assert!(log.contains("JobThread Exception:boom from handler"), "{log}");
+    assert!(
+        log.contains("JobThread Exception:boom from handler"),
+        "{log}"
+    );
     assert!(log.contains("execute end(error)"), "{log}");
 
     // the same job's worker survives the panic; other jobs never noticed
     let again = bean(82, "panicker", "");
     exec.run_ok(&again).await;
-    assert_eq!(admin.wait_callback(again.log_id, WAIT).await.handle_code, 500);
+    assert_eq!(
+        admin.wait_callback(again.log_id, WAIT).await.handle_code,
+        500
+    );
     let err = bean(83, "failing", "");
     exec.run_ok(&err).await;
     let cb = admin.wait_callback(err.log_id, WAIT).await;
-    assert_eq!((cb.handle_code, cb.handle_msg.as_deref()), (500, Some("bad input")));
+    assert_eq!(
+        (cb.handle_code, cb.handle_msg.as_deref()),
+        (500, Some("bad input"))
+    );
     let echo = bean(84, "blockingEcho", "é中");
     exec.run_ok(&echo).await;
     let cb = admin.wait_callback(echo.log_id, WAIT).await;
-    assert_eq!((cb.handle_code, cb.handle_msg.as_deref()), (200, Some("echo:é中")));
+    assert_eq!(
+        (cb.handle_code, cb.handle_msg.as_deref()),
+        (200, Some("echo:é中"))
+    );
     assert!(exec.log_of(&echo).await.contains("echo é中"));
 }
 
@@ -127,7 +146,10 @@ async fn shutdown_refuses_new_triggers() {
         }
     };
     let running = bean(86, "sleep", "");
-    assert_eq!(post("run", serde_json::to_value(&running).unwrap()).await["code"], 200);
+    assert_eq!(
+        post("run", serde_json::to_value(&running).unwrap()).await["code"],
+        200
+    );
     let stopper = executor.clone();
     let stopping = actix_rt::spawn(async move { stopper.shutdown().await });
     actix_rt::time::sleep(Duration::from_millis(200)).await;
@@ -138,7 +160,10 @@ async fn shutdown_refuses_new_triggers() {
     );
     stopping.await.unwrap();
     // the running job finished inside the grace period
-    assert_eq!(admin.wait_callback(running.log_id, WAIT).await.handle_code, 200);
+    assert_eq!(
+        admin.wait_callback(running.log_id, WAIT).await.handle_code,
+        200
+    );
     assert_eq!(admin.requests("/api/registryRemove").len(), 1);
     server.stop().await;
 }
@@ -162,7 +187,10 @@ async fn mounts_into_an_app_with_configure_and_scope() {
     let exec = executor.clone();
     let server = HttpServer::new(move || {
         App::new()
-            .route("/hello", web::get().to(|| async { HttpResponse::Ok().body("hi") }))
+            .route(
+                "/hello",
+                web::get().to(|| async { HttpResponse::Ok().body("hi") }),
+            )
             .service(exec.scope("/xxl-job"))
             .service(web::scope("/root-style").configure(exec.configure()))
     })
@@ -186,11 +214,19 @@ async fn mounts_into_an_app_with_configure_and_scope() {
     let mut hello = client.get(format!("{base}/hello")).send().await.unwrap();
     assert_eq!(hello.body().await.unwrap(), "hi");
     for prefix in ["/xxl-job", "/root-style"] {
-        let mut beat = client.post(format!("{base}{prefix}/beat")).send().await.unwrap();
+        let mut beat = client
+            .post(format!("{base}{prefix}/beat"))
+            .send()
+            .await
+            .unwrap();
         let v: Value = serde_json::from_slice(&beat.body().await.unwrap()).unwrap();
         assert_eq!(v, json!({"code":200,"msg":"Success"}), "{prefix}");
     }
-    let mut unknown = client.post(format!("{base}/xxl-job/nope")).send().await.unwrap();
+    let mut unknown = client
+        .post(format!("{base}/xxl-job/nope"))
+        .send()
+        .await
+        .unwrap();
     let v: Value = serde_json::from_slice(&unknown.body().await.unwrap()).unwrap();
     assert_eq!(
         v,
@@ -212,7 +248,9 @@ async fn mounts_into_an_app_with_configure_and_scope() {
 
 #[actix_rt::test]
 async fn builder_rejects_bad_settings() {
-    let bad_admin = Executor::builder().admin_addresses(["localhost:8080"]).build();
+    let bad_admin = Executor::builder()
+        .admin_addresses(["localhost:8080"])
+        .build();
     assert!(matches!(bad_admin, Err(ExecutorError::Setting(m)) if m.contains("localhost:8080")));
     let empty_app = Executor::builder().app_name(" ").build();
     assert!(matches!(empty_app, Err(ExecutorError::Setting(_))));
@@ -223,6 +261,9 @@ async fn builder_rejects_bad_settings() {
 #[test]
 fn builder_needs_an_actix_system() {
     let dir = tempfile::tempdir().unwrap();
-    let err = Executor::builder().log_path(dir.path()).build().unwrap_err();
+    let err = Executor::builder()
+        .log_path(dir.path())
+        .build()
+        .unwrap_err();
     assert!(matches!(err, ExecutorError::NoSystem), "{err}");
 }

@@ -14,7 +14,11 @@ async fn thousand_triggers_over_fifty_jobs(target: Target) {
     let admin = FakeAdmin::start();
     let exec = Exec::start(target, &admin, Opts::default()).await;
     let jobs: Vec<Vec<_>> = (0..50)
-        .map(|j| (0..20).map(|_| bean(100 + j, "demoJobHandler", "load")).collect())
+        .map(|j| {
+            (0..20)
+                .map(|_| bean(100 + j, "demoJobHandler", "load"))
+                .collect()
+        })
         .collect();
     let exec_ref = &exec;
     // 50 concurrent senders, one per job, each sending its 20 triggers in order
@@ -47,6 +51,9 @@ async fn thousand_triggers_over_fifty_jobs(target: Target) {
         assert_eq!(counts.get(id), Some(&1), "log {id}");
     }
     let requests = admin.requests("/api/callback").len();
-    assert!(requests < 1000, "{requests} requests for 1000 results: not batched");
+    assert!(
+        requests < 1000,
+        "{requests} requests for 1000 results: not batched"
+    );
     eprintln!("{target:?}: 1000 results in {requests} callback requests");
 }

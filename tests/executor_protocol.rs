@@ -36,7 +36,11 @@ async fn envelope_method_path_and_token(target: Target) {
     // 2.4 admins send a JSON empty string
     assert_eq!(exec.post_raw("/beat", r#""""#, &[]).await["code"], 200);
 
-    let mut get = client.get(format!("{}beat", exec.base)).send().await.unwrap();
+    let mut get = client
+        .get(format!("{}beat", exec.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(get.status().as_u16(), 200);
     let body: serde_json::Value = serde_json::from_slice(&get.body().await.unwrap()).unwrap();
     assert_eq!(
@@ -56,8 +60,7 @@ async fn envelope_method_path_and_token(target: Target) {
         }
         let mut resp = req.send().await.unwrap();
         assert_eq!(resp.status().as_u16(), 200);
-        let body: serde_json::Value =
-            serde_json::from_slice(&resp.body().await.unwrap()).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&resp.body().await.unwrap()).unwrap();
         assert_eq!(body, json!({"code":500,"msg":"The access token is wrong."}));
     }
     // the token is checked before the path, as in Java
@@ -116,7 +119,10 @@ async fn run_demo_callback_and_log(target: Target) {
     assert_eq!(item["logId"], p.log_id);
     assert_eq!(item["logDateTim"], p.log_date_time);
     assert_eq!(item["handleCode"], 200);
-    assert!(item.get("handleMsg").is_none(), "null handleMsg omitted: {item}");
+    assert!(
+        item.get("handleMsg").is_none(),
+        "null handleMsg omitted: {item}"
+    );
 
     // /trigger is /run for 3.5 admins
     let q = bean(1, "demoJobHandler", "again");
@@ -169,14 +175,20 @@ async fn rejections_name_the_problem(target: Target) {
     let mut p = shell(3, "echo hi", 1);
     p.glue_type = "GLUE_RUBY".into();
     let a = exec.run(&p).await;
-    assert_eq!(a, json!({"code":500,"msg":"glueType[GLUE_RUBY] is not valid."}));
+    assert_eq!(
+        a,
+        json!({"code":500,"msg":"glueType[GLUE_RUBY] is not valid."})
+    );
 
     let mut p = shell(4, "class X {}", 1);
     p.glue_type = "GLUE_GROOVY".into();
     let a = exec.run(&p).await;
     assert_eq!(a["code"], 500);
     let msg = a["msg"].as_str().unwrap();
-    assert!(msg.contains("GLUE_GROOVY") && msg.contains("not supported"), "{msg}");
+    assert!(
+        msg.contains("GLUE_GROOVY") && msg.contains("not supported"),
+        "{msg}"
+    );
 
     // a missing interpreter fails the run (not the trigger) and names it
     let mut p = shell(5, "Write-Output 'hi'", 1);
@@ -239,9 +251,15 @@ async fn idle_beat_busy_and_repeat_trigger(target: Target) {
         json!({"code":500,"msg":format!("repeat trigger job, logId:{}", queued.log_id)})
     );
     // another job is unaffected
-    assert_eq!(exec.post("/idleBeat", json!({"jobId": 9})).await["code"], 200);
+    assert_eq!(
+        exec.post("/idleBeat", json!({"jobId": 9})).await["code"],
+        200
+    );
     admin.wait_callback(queued.log_id, WAIT).await;
-    assert_eq!(exec.post("/idleBeat", json!({"jobId": 8})).await["code"], 200);
+    assert_eq!(
+        exec.post("/idleBeat", json!({"jobId": 8})).await["code"],
+        200
+    );
 }
 
 async fn kill_unknown_and_log_unknown(target: Target) {
@@ -282,7 +300,10 @@ async fn scripts_get_args_and_exit_codes(target: Target) {
     exec.run_ok(&q).await;
     let cb = admin.wait_callback(q.log_id, WAIT).await;
     assert_eq!(cb.handle_code, 500);
-    assert_eq!(cb.handle_msg.as_deref(), Some("script exit value(3) is failed"));
+    assert_eq!(
+        cb.handle_msg.as_deref(),
+        Some("script exit value(3) is failed")
+    );
 
     if which("python3") {
         let mut py = shell(12, "import sys\nprint('py', sys.argv[1:])", 1);
@@ -334,9 +355,11 @@ async fn registration_and_remove_on_stop(target: Target) {
     assert_eq!(reg.headers["xxl-job-appname"], APP);
     assert!(reg.headers["content-type"].starts_with("application/json"));
     exec.stop().await;
-    let removed = wait_for(WAIT, || admin.requests("/api/registryRemove").into_iter().next())
-        .await
-        .expect("registryRemove sent");
+    let removed = wait_for(WAIT, || {
+        admin.requests("/api/registryRemove").into_iter().next()
+    })
+    .await
+    .expect("registryRemove sent");
     assert_eq!(removed.body, reg.body);
 }
 

@@ -139,10 +139,9 @@ impl CallbackActor {
                         summarize(&batch)
                     );
                     match save_batch(&dir, &batch).await {
-                        Ok(path) => log::warn!(
-                            "callback batch saved to {} for retry",
-                            path.display()
-                        ),
+                        Ok(path) => {
+                            log::warn!("callback batch saved to {} for retry", path.display())
+                        }
                         Err(e) => log::error!(
                             "callback batch could not be saved ({e}); results: {}",
                             encode_callbacks(&batch, AdminProtocol::V35)
@@ -181,7 +180,9 @@ impl Actor for CallbackActor {
         // every finished run lands here; none may be refused for capacity
         ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
         self.retry_pending(ctx);
-        ctx.run_interval(self.tuning.retry_interval, |act, ctx| act.retry_pending(ctx));
+        ctx.run_interval(self.tuning.retry_interval, |act, ctx| {
+            act.retry_pending(ctx)
+        });
     }
 }
 
@@ -215,7 +216,11 @@ impl Handler<Flush> for CallbackActor {
 }
 
 fn summarize(batch: &[HandleCallbackParam]) -> String {
-    let ids: Vec<String> = batch.iter().take(10).map(|i| i.log_id.to_string()).collect();
+    let ids: Vec<String> = batch
+        .iter()
+        .take(10)
+        .map(|i| i.log_id.to_string())
+        .collect();
     if batch.len() > 10 {
         format!("{},… ", ids.join(","))
     } else {

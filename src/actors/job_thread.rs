@@ -114,12 +114,14 @@ impl JobActor {
     }
 
     fn callback(&self, param: &TriggerParam, code: i32, msg: Option<String>) {
-        self.env.callback.do_send(PushCallback(HandleCallbackParam::new(
-            param.log_id,
-            param.log_date_time,
-            code,
-            msg,
-        )));
+        self.env
+            .callback
+            .do_send(PushCallback(HandleCallbackParam::new(
+                param.log_id,
+                param.log_date_time,
+                code,
+                msg,
+            )));
     }
 
     fn schedule_idle_check(&self, ctx: &mut Context<Self>) {
@@ -222,14 +224,8 @@ impl Handler<Run> for JobActor {
                 "<br>----------- xxl-job job execute start -----------<br>----------- Param:{}",
                 job_ctx.param()
             ));
-            let outcome = run::execute(
-                &work,
-                job_ctx,
-                timeout,
-                &env.runtime,
-                env.log_base.clone(),
-            )
-            .await;
+            let outcome =
+                run::execute(&work, job_ctx, timeout, &env.runtime, env.log_base.clone()).await;
             let (code, msg) = match outcome {
                 Outcome::Finished(result) => {
                     log.line(&format!(
@@ -254,7 +250,10 @@ impl Handler<Run> for JobActor {
                     log.line(&format!(
                         "<br>----------- JobThread toStop, stopReason:{reason}"
                     ));
-                    (FAIL_CODE, Some(format!("{reason}{MSG_SUFFIX_RUNNING_KILLED}")))
+                    (
+                        FAIL_CODE,
+                        Some(format!("{reason}{MSG_SUFFIX_RUNNING_KILLED}")),
+                    )
                 }
             };
             (code, msg)

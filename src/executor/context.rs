@@ -29,11 +29,7 @@ struct Inner {
 
 impl JobContext {
     /// Context of one trigger; `cancel` fires on kill, timeout, cover or shutdown.
-    pub(crate) fn new(
-        param: &TriggerParam,
-        log_base: &Path,
-        cancel: CancellationToken,
-    ) -> Self {
+    pub(crate) fn new(param: &TriggerParam, log_base: &Path, cancel: CancellationToken) -> Self {
         JobContext {
             inner: Arc::new(Inner {
                 job_id: param.job_id,

@@ -81,7 +81,10 @@ pub(crate) async fn run(spec: &ScriptSpec, ctx: &JobContext, log_base: &Path) ->
             Err(e) => return JobResult::fail(format!("cannot write the script file: {e}")),
         }
     };
-    ctx.log(format!("----------- script file:{} -----------", file.display()));
+    ctx.log(format!(
+        "----------- script file:{} -----------",
+        file.display()
+    ));
 
     let mut cmd = Command::new(interpreter);
     cmd.arg(&file)

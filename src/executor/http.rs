@@ -12,8 +12,8 @@ use serde::Serialize;
 use super::joblog;
 use super::router::{IdleBeat, JobRouter, Kill, Trigger};
 use crate::protocol::{
-    decode, request_error, uri_not_found, AnyReturn, IdleBeatParam, KillParam, LogParam,
-    ReturnT, TriggerParam, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG,
+    decode, request_error, uri_not_found, AnyReturn, IdleBeatParam, KillParam, LogParam, ReturnT,
+    TriggerParam, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG,
     MSG_JOB_ALREADY_KILLED, MSG_JOB_BUSY, MSG_METHOD_NOT_SUPPORTED,
 };
 
@@ -169,11 +169,11 @@ pub(crate) fn routes(state: ServiceState) -> impl Fn(&mut web::ServiceConfig) + 
         for (path, endpoint) in ROUTES {
             let state = state.clone();
             let endpoint = *endpoint;
-            cfg.service(web::resource(*path).to(
-                move |req: HttpRequest, payload: web::Payload| {
+            cfg.service(
+                web::resource(*path).to(move |req: HttpRequest, payload: web::Payload| {
                     handle(endpoint, req, payload, state.clone())
-                },
-            ));
+                }),
+            );
         }
     }
 }

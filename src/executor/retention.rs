@@ -56,7 +56,9 @@ impl LogCleaner {
         tokio::task::spawn_blocking(move || {
             for dir in expired_day_dirs(&base, Local::now().date_naive(), days) {
                 match std::fs::remove_dir_all(&dir) {
-                    Ok(()) => log::info!("run logs {} deleted (retention {days} days)", dir.display()),
+                    Ok(()) => {
+                        log::info!("run logs {} deleted (retention {days} days)", dir.display())
+                    }
                     Err(e) => log::warn!("cannot delete run logs {}: {e}", dir.display()),
                 }
             }
@@ -83,7 +85,13 @@ mod tests {
     #[test]
     fn only_old_dated_folders_expire() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["2026-01-01", "2026-01-07", "2026-01-08", "gluesource", "2026-1-x"] {
+        for name in [
+            "2026-01-01",
+            "2026-01-07",
+            "2026-01-08",
+            "gluesource",
+            "2026-1-x",
+        ] {
             std::fs::create_dir(dir.path().join(name)).unwrap();
         }
         std::fs::write(dir.path().join("2025-01-01"), "a file, not a folder").unwrap();

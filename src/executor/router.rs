@@ -16,9 +16,9 @@ use super::run::Work;
 use crate::actors::executor_callback::CallbackActor;
 use crate::actors::job_thread::{JobActor, JobShared, Run, Stop};
 use crate::protocol::{
-    glue_type_not_valid, handler_not_found, repeat_trigger, BlockStrategy, GlueType,
-    TriggerParam, MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER, MSG_COVER_EARLY,
-    MSG_DISCARD_LATER, MSG_IDLE_TIMEOUT,
+    glue_type_not_valid, handler_not_found, repeat_trigger, BlockStrategy, GlueType, TriggerParam,
+    MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER, MSG_COVER_EARLY, MSG_DISCARD_LATER,
+    MSG_IDLE_TIMEOUT,
 };
 
 /// Rejection while the executor shuts down, so the admin routes the trigger elsewhere.
@@ -115,7 +115,11 @@ pub struct JobRouter {
 
 impl JobRouter {
     /// A router over the registered handlers.
-    pub(crate) fn new(handlers: Arc<HandlerRegistry>, env: Arc<RunEnv>, glue_enabled: bool) -> Self {
+    pub(crate) fn new(
+        handlers: Arc<HandlerRegistry>,
+        env: Arc<RunEnv>,
+        glue_enabled: bool,
+    ) -> Self {
         JobRouter {
             handlers,
             env,
@@ -220,11 +224,7 @@ impl Handler<Trigger> for JobRouter {
 
     fn handle(&mut self, Trigger(p): Trigger, ctx: &mut Self::Context) -> Self::Result {
         let refused = |why: String| {
-            log::info!(
-                "job {} log {}: trigger refused: {why}",
-                p.job_id,
-                p.log_id
-            );
+            log::info!("job {} log {}: trigger refused: {why}", p.job_id, p.log_id);
             Err(why)
         };
         if !self.accepting {

@@ -25,11 +25,13 @@ mod registry;
 mod reports;
 mod rows;
 mod schedule;
+mod scratch;
 mod users;
 
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogStatus};
 pub use schedule::{ScheduleTx, ScheduleUpdate};
+pub use scratch::scratch_url;
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

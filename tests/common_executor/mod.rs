@@ -71,7 +71,11 @@ pub struct FakeAdmin {
     handle: Option<ServerHandle>,
 }
 
-async fn record(req: HttpRequest, body: web::Bytes, state: web::Data<Arc<AdminState>>) -> HttpResponse {
+async fn record(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<Arc<AdminState>>,
+) -> HttpResponse {
     let failing = *state.failing.lock().unwrap();
     let answered = if failing { 500 } else { 200 };
     let headers = req
@@ -158,7 +162,10 @@ impl FakeAdmin {
 
     /// Requests to one path.
     pub fn requests(&self, path: &str) -> Vec<Record> {
-        self.records().into_iter().filter(|r| r.path == path).collect()
+        self.records()
+            .into_iter()
+            .filter(|r| r.path == path)
+            .collect()
     }
 
     /// Callback items of requests the admin accepted (answered 200), in arrival order.
@@ -172,14 +179,21 @@ impl FakeAdmin {
 
     /// The accepted callback of `log_id`, once it arrived.
     pub fn callback_of(&self, log_id: i64) -> Option<HandleCallbackParam> {
-        self.accepted_callbacks().into_iter().find(|c| c.log_id == log_id)
+        self.accepted_callbacks()
+            .into_iter()
+            .find(|c| c.log_id == log_id)
     }
 
     /// Waits for the accepted callback of `log_id`.
     pub async fn wait_callback(&self, log_id: i64, limit: Duration) -> HandleCallbackParam {
         wait_for(limit, || self.callback_of(log_id))
             .await
-            .unwrap_or_else(|| panic!("no callback for log {log_id} within {limit:?}; got {:?}", self.accepted_callbacks()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no callback for log {log_id} within {limit:?}; got {:?}",
+                    self.accepted_callbacks()
+                )
+            })
     }
 
     /// When the accepted callback of `log_id` arrived.
@@ -448,10 +462,7 @@ impl Exec {
                 .await;
                 match base {
                     Some(b) => exec.base = b,
-                    None => panic!(
-                        "binary did not register; stderr:\n{}",
-                        exec.stderr()
-                    ),
+                    None => panic!("binary did not register; stderr:\n{}", exec.stderr()),
                 }
                 exec
             }
@@ -478,7 +489,10 @@ impl Exec {
         for (k, v) in headers {
             req = req.insert_header((*k, *v));
         }
-        let mut resp = req.send_body(body.to_string()).await.expect("executor answers");
+        let mut resp = req
+            .send_body(body.to_string())
+            .await
+            .expect("executor answers");
         assert_eq!(resp.status().as_u16(), 200, "every answer is HTTP 200");
         let bytes = resp.body().await.expect("body");
         serde_json::from_slice(&bytes)
@@ -519,7 +533,8 @@ impl Exec {
         }
         if let Some(mut child) = self.child.take() {
             signal(child.id() as i32, libc::SIGTERM);
-            let exited = wait_for(Duration::from_secs(30), || child.try_wait().ok().flatten()).await;
+            let exited =
+                wait_for(Duration::from_secs(30), || child.try_wait().ok().flatten()).await;
             assert!(exited.is_some(), "binary did not exit after SIGTERM");
         }
     }
