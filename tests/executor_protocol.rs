@@ -20,6 +20,8 @@ both_targets!(
     glue_version_replaces_worker,
     registration_and_remove_on_stop,
     v35_admin_protocol,
+    builtin_handlers,
+    oversized_body_is_refused,
 );
 
 async fn envelope_method_path_and_token(target: Target) {
@@ -378,5 +380,60 @@ async fn v35_admin_protocol(target: Target) {
     assert_eq!(
         body,
         json!({"callbackList":[{"logId":p.log_id,"logDateTime":p.log_date_time,"handleCode":200}]})
+    );
+}
+
+async fn builtin_handlers(target: Target) {
+    let admin = FakeAdmin::start();
+    let exec = Exec::start(target, &admin, Opts::default()).await;
+    let mut shard = bean(15, "shardingJobHandler", "");
+    shard.broadcast_index = 2;
+    shard.broadcast_total = 3;
+    exec.run_ok(&shard).await;
+    let cb = admin.wait_callback(shard.log_id, WAIT).await;
+    assert_eq!(cb.handle_msg.as_deref(), Some("shard 2/3"));
+    assert!(exec.log_of(&shard).await.contains("index = 2, total = 3"));
+
+    // the fake admin doubles as the target: it answers {"code":200,"msg":"Success"} (28 bytes)
+    let param = json!({"url": format!("{}/probe/http", admin.url()), "method": "post", "body": "ping", "timeout": 5});
+    let http = bean(16, "httpJobHandler", &param.to_string());
+    exec.run_ok(&http).await;
+    let cb = admin.wait_callback(http.log_id, WAIT).await;
+    assert_eq!(
+        (cb.handle_code, cb.handle_msg.as_deref()),
+        (200, Some("status 200, body 28 bytes"))
+    );
+    let probe = admin.requests("/probe/http");
+    assert_eq!(probe.len(), 1);
+    assert_eq!(probe[0].body, "ping");
+
+    let bad = bean(16, "httpJobHandler", "not json");
+    exec.run_ok(&bad).await;
+    let cb = admin.wait_callback(bad.log_id, WAIT).await;
+    assert_eq!(cb.handle_code, 500);
+    assert!(cb.handle_msg.unwrap().starts_with("param must be JSON"));
+
+    let refused = json!({"url": "http://127.0.0.1:1/", "timeout": 2});
+    let down = bean(16, "httpJobHandler", &refused.to_string());
+    exec.run_ok(&down).await;
+    let cb = admin.wait_callback(down.log_id, WAIT).await;
+    assert_eq!(cb.handle_code, 500);
+    assert!(cb.handle_msg.unwrap().starts_with("request failed"));
+}
+
+async fn oversized_body_is_refused(target: Target) {
+    let admin = FakeAdmin::start();
+    let exec = Exec::start(target, &admin, Opts::default()).await;
+    // a 4 MiB script is fine
+    let mut big = shell(17, "exit 0", 1);
+    big.glue_source = format!("exit 0\n#{}", "x".repeat(4 * 1024 * 1024));
+    exec.run_ok(&big).await;
+    assert_eq!(admin.wait_callback(big.log_id, WAIT).await.handle_code, 200);
+    let mut huge = shell(18, "exit 0", 1);
+    huge.glue_source = "x".repeat(5 * 1024 * 1024 + 1);
+    let a = exec.run(&huge).await;
+    assert_eq!(
+        a,
+        json!({"code":500,"msg":"request error:request body larger than 5242880 bytes"})
     );
 }

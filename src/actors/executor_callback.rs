@@ -1,5 +1,10 @@
 //! The executor's `CallbackActor`: batches run results to the admins, one request in flight at a time so
 //! results arrive in order; a batch no admin accepted is kept in `{log-path}/callbacklogs/` and retried.
+//!
+//! Batch files are `callback-{epochMs}-{uuid}.json`, each a JSON array of
+//! `{"logId","logDateTime","handleCode","handleMsg"?}` (either time spelling is read back). They are
+//! written to a dot-prefixed temp file and renamed, retried oldest first at start and every 30 s, and
+//! deleted only after an admin answered code 200.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -117,6 +122,21 @@ impl CallbackActor {
         if let Some(t) = self.timer.take() {
             ctx.cancel_future(t);
         }
+        if self.link.addresses.is_empty() {
+            // nobody to report to (a local executor without admins): saving files would only pile up
+            for item in self.buffer.drain(..) {
+                log::info!(
+                    "no admin address: result of log {} (code {}) not reported",
+                    item.log_id,
+                    item.handle_code
+                );
+            }
+            self.first_waiting = None;
+            for tx in self.flushed.drain(..) {
+                let _ = tx.send(());
+            }
+            return;
+        }
         let take = self.buffer.len().min(self.tuning.batch_size);
         let batch: Vec<HandleCallbackParam> = self.buffer.drain(..take).collect();
         self.first_waiting = (!self.buffer.is_empty()).then(Instant::now);
@@ -183,6 +203,17 @@ impl Actor for CallbackActor {
         ctx.run_interval(self.tuning.retry_interval, |act, ctx| {
             act.retry_pending(ctx)
         });
+    }
+}
+
+/// Restarted by its supervisor if it ever stops; what was in flight is re-sent from the buffer or files.
+impl Supervised for CallbackActor {
+    fn restarting(&mut self, _: &mut Self::Context) {
+        log::warn!("callback actor restarting");
+        self.in_flight = false;
+        self.retrying = false;
+        self.timer = None;
+        self.client = None;
     }
 }
 

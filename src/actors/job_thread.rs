@@ -90,6 +90,8 @@ pub struct JobActor {
     router: Addr<JobRouter>,
     /// Bumped at each run start and end, so a stale idle timer knows it is stale.
     activity: u64,
+    /// The pending idle check; replaced after each run so timers do not pile up on busy jobs.
+    idle_timer: Option<SpawnHandle>,
 }
 
 impl JobActor {
@@ -110,6 +112,7 @@ impl JobActor {
             env,
             router,
             activity: 0,
+            idle_timer: None,
         }
     }
 
@@ -124,16 +127,20 @@ impl JobActor {
             )));
     }
 
-    fn schedule_idle_check(&self, ctx: &mut Context<Self>) {
+    fn schedule_idle_check(&mut self, ctx: &mut Context<Self>) {
+        if let Some(previous) = self.idle_timer.take() {
+            ctx.cancel_future(previous);
+        }
         let seen = self.activity;
-        ctx.run_later(self.env.idle_timeout, move |act, _| {
+        self.idle_timer = Some(ctx.run_later(self.env.idle_timeout, move |act, _| {
+            act.idle_timer = None;
             if act.activity == seen {
                 act.router.do_send(ReapIfIdle {
                     job_id: act.job_id,
                     serial: act.serial,
                 });
             }
-        });
+        }));
     }
 }
 

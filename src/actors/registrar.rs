@@ -93,6 +93,15 @@ impl Actor for Registrar {
     }
 }
 
+/// Restarted by its supervisor if it ever stops, so the executor keeps its registration.
+impl Supervised for Registrar {
+    fn restarting(&mut self, _: &mut Self::Context) {
+        log::warn!("registrar restarting");
+        self.in_flight = false;
+        self.client = None;
+    }
+}
+
 impl Handler<Deregister> for Registrar {
     type Result = ResponseFuture<()>;
 

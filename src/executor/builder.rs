@@ -325,9 +325,7 @@ impl ExecutorBuilder {
             let link = link.clone();
             let base = self.log_path.clone();
             let tuning = self.callback.clone();
-            CallbackActor::start_in_arbiter(&handle, move |_| {
-                CallbackActor::new(link, &base, tuning)
-            })
+            Supervisor::start_in_arbiter(&handle, move |_| CallbackActor::new(link, &base, tuning))
         };
         let env = Arc::new(RunEnv {
             log_base: self.log_path.clone(),
@@ -345,7 +343,7 @@ impl ExecutorBuilder {
         let router = {
             let handlers = handlers.clone();
             let glue = self.glue_enabled;
-            JobRouter::start_in_arbiter(&handle, move |_| JobRouter::new(handlers, env, glue))
+            Supervisor::start_in_arbiter(&handle, move |_| JobRouter::new(handlers, env, glue))
         };
         {
             let base = self.log_path.clone();
@@ -500,7 +498,7 @@ impl Executor {
         let interval = self.inner.registry_interval;
         let handle = self.inner.arbiter.handle();
         self.inner.registrar.get_or_init(move || {
-            Registrar::start_in_arbiter(&handle, move |_| Registrar::new(link, address, interval))
+            Supervisor::start_in_arbiter(&handle, move |_| Registrar::new(link, address, interval))
         });
     }
 

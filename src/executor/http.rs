@@ -63,9 +63,9 @@ fn fail(msg: impl Into<String>) -> HttpResponse {
 }
 
 /// Method, token and app-name checks shared by every path, known or not.
-fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), HttpResponse> {
+fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), &'static str> {
     if req.method() != Method::POST {
-        return Err(fail(MSG_METHOD_NOT_SUPPORTED));
+        return Err(MSG_METHOD_NOT_SUPPORTED);
     }
     if let Some(token) = &state.access_token {
         let sent = req
@@ -73,25 +73,37 @@ fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), HttpResponse> {
             .get(ACCESS_TOKEN_HEADER)
             .and_then(|v| v.to_str().ok());
         if sent != Some(token.as_ref()) {
-            return Err(fail(MSG_ACCESS_TOKEN_WRONG));
+            return Err(MSG_ACCESS_TOKEN_WRONG);
         }
     }
     if let Some(app) = req.headers().get(APP_NAME_HEADER) {
         if app.to_str().ok() != Some(state.app_name.as_ref()) {
-            return Err(fail(MSG_APP_NAME_INVALID));
+            return Err(MSG_APP_NAME_INVALID);
         }
     }
     Ok(())
 }
 
+/// Past this much, an oversized body is no longer drained and the connection is dropped instead.
+const MAX_DRAIN: usize = 8 * MAX_BODY;
+
 async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, String> {
     let mut body = web::BytesMut::new();
+    let mut seen = 0usize;
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| e.to_string())?;
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err(format!("request body larger than {MAX_BODY} bytes"));
+        seen += chunk.len();
+        if seen > MAX_BODY {
+            // keep reading (without storing) so the client gets the envelope rather than a reset
+            if seen > MAX_DRAIN {
+                break;
+            }
+            continue;
         }
         body.extend_from_slice(&chunk);
+    }
+    if seen > MAX_BODY {
+        return Err(format!("request body larger than {MAX_BODY} bytes"));
     }
     Ok(body)
 }
@@ -102,8 +114,8 @@ async fn handle(
     payload: web::Payload,
     state: ServiceState,
 ) -> HttpResponse {
-    if let Err(resp) = check(&req, &state) {
-        return resp;
+    if let Err(msg) = check(&req, &state) {
+        return fail(msg);
     }
     let body = match read_body(payload).await {
         Ok(b) => b,
@@ -180,8 +192,8 @@ pub(crate) fn routes(state: ServiceState) -> impl Fn(&mut web::ServiceConfig) + 
 
 /// Answer for any other path: the Java checks (method, token) first, then "uri-mapping not found".
 pub(crate) async fn not_found(req: HttpRequest, state: ServiceState) -> HttpResponse {
-    if let Err(resp) = check(&req, &state) {
-        return resp;
+    if let Err(msg) = check(&req, &state) {
+        return fail(msg);
     }
     let uri = req
         .uri()

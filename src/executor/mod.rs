@@ -22,6 +22,8 @@
 //! `App::new().service(executor.scope("/xxl-job"))` plus `executor.start_registration(port)`,
 //! with `.port(port).mount_path("/xxl-job")` on the builder.
 
+#![warn(missing_docs)]
+
 pub mod admin;
 mod builder;
 pub mod builtin;

@@ -219,6 +219,16 @@ impl Actor for JobRouter {
     }
 }
 
+/// Restarted by its supervisor if it ever stops; the job table survives in the actor's fields.
+impl Supervised for JobRouter {
+    fn restarting(&mut self, _: &mut Self::Context) {
+        log::warn!(
+            "job router restarting with {} job worker(s)",
+            self.jobs.len()
+        );
+    }
+}
+
 impl Handler<Trigger> for JobRouter {
     type Result = Result<(), String>;
 
