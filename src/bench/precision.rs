@@ -14,7 +14,9 @@ use super::common::{logs_since, mib, second_after, sleep_until_ms, Ctx, Stage};
 use super::db::scheduled_job;
 use super::procs::cpu_percent;
 use super::sim::now_us;
-use super::stats::{check_fires, histogram_svg, ms, summarize, FireCheck, Series, Summary, Table};
+use super::stats::{
+    check_fires, histogram_svg, ms, nice_ceiling, summarize, FireCheck, Series, Summary, Table,
+};
 
 /// Options of the scenario.
 #[derive(Debug, Clone)]
@@ -98,8 +100,8 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
             .map(|s| s.p99)
             .into_iter()
             .chain(tcs_s.map(|s| s.p99))
-            .fold(10.0_f64, f64::max)
-            * 1.2;
+            .fold(10.0_f64, f64::max);
+        let upper = nice_ceiling(upper * 1.1);
         let svg = histogram_svg(
             &format!(
                 "Lateness of once-a-second fires: {} jobs, {} s, {backend}",
@@ -117,7 +119,7 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
                     color: "#ff7f0e",
                 },
             ],
-            upper.ceil(),
+            upper,
             50,
         );
         std::fs::write(path, svg)
@@ -195,11 +197,14 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
     let cpu = cpu_percent(before, after, started.elapsed());
     // the last second's fires and their results
     actix_web::rt::time::sleep(Duration::from_secs(2)).await;
+    // receipts first: the admin keeps firing, and every receipt's log row is written before
+    // its /run is sent, so the logs read afterwards hold them all
+    let receipts = stage.sim.receipts();
     let logs = logs_since(&stage.db.store, t0 - 10_000).await?;
     let mut lateness = Vec::new();
     let mut fires = Vec::new();
     let mut unknown = 0;
-    for r in stage.sim.receipts() {
+    for r in receipts {
         match logs.get(&r.log_id) {
             Some(l) => {
                 fires.push((l.job_id, l.schedule_time));

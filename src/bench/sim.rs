@@ -3,6 +3,7 @@
 //! admin (records registrations and callbacks of a real executor).
 
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -11,6 +12,7 @@ use actix_web::dev::ServerHandle;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use jobwheel::protocol::{decode_callbacks, TriggerParam};
 use serde_json::{json, Value};
+use tokio::sync::Semaphore;
 
 /// Wall-clock microseconds since the epoch (receipt times, to compare with scheduled seconds).
 pub fn now_us() -> i64 {
@@ -44,7 +46,8 @@ struct SimShared {
     callback_failures: AtomicU64,
 }
 
-/// A simulated executor: one HTTP server, results flushed to the admin every 20 ms.
+/// A simulated executor fleet behind one HTTP server: results are flushed to the admin every
+/// 20 ms in batches, with several posts in flight like several executors.
 pub struct SimExecutor {
     shared: Arc<SimShared>,
     handle: ServerHandle,
@@ -150,13 +153,16 @@ async fn ok() -> HttpResponse {
 }
 
 /// Most results in one callback post.
-const CALLBACK_BATCH: usize = 1_000;
+const CALLBACK_BATCH: usize = 500;
+/// Callback posts in flight at once, as a fleet of this many executors would have.
+const CALLBACK_POSTS_IN_FLIGHT: usize = 8;
 
 async fn flush_loop(shared: Arc<SimShared>, admin: String) {
     let client = awc::Client::builder()
         .timeout(Duration::from_secs(30))
         .finish();
-    let url = format!("{admin}/api/callback");
+    let url = Rc::new(format!("{admin}/api/callback"));
+    let slots = Arc::new(Semaphore::new(CALLBACK_POSTS_IN_FLIGHT));
     loop {
         actix_web::rt::time::sleep(Duration::from_millis(20)).await;
         let batch = std::mem::take(&mut *lock(&shared.pending));
@@ -165,21 +171,29 @@ async fn flush_loop(shared: Arc<SimShared>, admin: String) {
                 .iter()
                 .map(|(log_id, date)| json!({"logId": log_id, "logDateTim": date, "handleCode": 200}))
                 .collect();
-            let body = Value::Array(items);
-            let mut sent = false;
-            for attempt in 0..5 {
-                if post_ok(&client, &url, &body).await.is_ok() {
-                    sent = true;
-                    break;
-                }
-                actix_web::rt::time::sleep(Duration::from_millis(100 << attempt)).await;
-            }
-            let counter = if sent {
-                &shared.callbacks_posted
-            } else {
-                &shared.callback_failures
+            let Ok(permit) = slots.clone().acquire_owned().await else {
+                return;
             };
-            counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            let (client, url, shared) = (client.clone(), url.clone(), shared.clone());
+            actix_web::rt::spawn(async move {
+                let body = Value::Array(items);
+                let n = body.as_array().map_or(0, Vec::len) as u64;
+                let mut sent = false;
+                for attempt in 0..5 {
+                    if post_ok(&client, &url, &body).await.is_ok() {
+                        sent = true;
+                        break;
+                    }
+                    actix_web::rt::time::sleep(Duration::from_millis(100 << attempt)).await;
+                }
+                let counter = if sent {
+                    &shared.callbacks_posted
+                } else {
+                    &shared.callback_failures
+                };
+                counter.fetch_add(n, Ordering::Relaxed);
+                drop(permit);
+            });
         }
     }
 }

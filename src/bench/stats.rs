@@ -278,7 +278,7 @@ pub fn histogram_svg(title: &str, series: &[Series<'_>], upper: f64, bins: usize
     );
     for (si, s) in series.iter().enumerate() {
         let y = top + 8.0 + 18.0 * si as f64;
-        let x = left + plot_w - 260.0;
+        let x = left + 20.0;
         let _ = writeln!(
             svg,
             r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{:.1}">{} (n={})</text>"#,
@@ -292,6 +292,22 @@ pub fn histogram_svg(title: &str, series: &[Series<'_>], upper: f64, bins: usize
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The smallest of 1, 2, 5 x 10^k at or above `v` (a round axis end), at least 1.
+pub fn nice_ceiling(v: f64) -> f64 {
+    if v.is_nan() || v <= 1.0 {
+        return 1.0;
+    }
+    let mut base = 10f64.powf(v.log10().floor());
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            if base * m >= v - 1e-9 {
+                return base * m;
+            }
+        }
+        base *= 10.0;
+    }
 }
 
 fn trim_number(v: f64) -> String {
@@ -352,6 +368,16 @@ mod tests {
     }
 
     #[test]
+    fn axis_ends_are_round() {
+        assert_eq!(nice_ceiling(703.0), 1_000.0);
+        assert_eq!(nice_ceiling(120.0), 200.0);
+        assert_eq!(nice_ceiling(45.0), 50.0);
+        assert_eq!(nice_ceiling(20.0), 20.0);
+        assert_eq!(nice_ceiling(0.3), 1.0);
+        assert_eq!(nice_ceiling(f64::NAN), 1.0);
+    }
+
+    #[test]
     fn tables_render_as_aligned_markdown() {
         let mut t = Table::new("T", &["a", "long header"]);
         t.row(["1", "x"]);
@@ -392,8 +418,9 @@ mod tests {
         assert!(svg.contains("other &amp; co (n=1)"));
         // a: bins 0, 1 and overflow; b: bin 2 -> 4 bars, plus background and 2 legend boxes
         assert_eq!(svg.matches("<rect").count(), 4 + 1 + 2);
-        // the tallest share (a's bin 0: 50%) sets the axis to 50%
-        assert!(svg.contains(">50%<"));
+        // the tallest share (b's only bin: 100%) sets the axis end
+        assert!(svg.contains(">100%<"));
+        assert!(!svg.contains(">120%<"));
         // empty input still yields a valid document
         let empty = histogram_svg("none", &[], 0.0, 0);
         assert!(empty.contains("</svg>"));
