@@ -1155,3 +1155,72 @@ all_backends!(results_are_stored_in_batches_once_each, |db| {
     assert_eq!(l2.alarm_status, 0, "a failure keeps its alarm pending");
     assert!(s.complete_logs(&[], 1).await.unwrap().is_empty());
 });
+
+all_backends!(jobs_load_in_bulk, |db| {
+    let s = &db.store;
+    let g = new_group(s, "bulk").await;
+    assert_eq!(s.insert_jobs_bulk(&[]).await.unwrap(), 0);
+    let jobs: Vec<JobInfo> = (0..1_203)
+        .map(|i| {
+            let mut j = job(g, &format!("bulk {i}"));
+            j.trigger_status = TRIGGER_STATUS_RUNNING;
+            j.trigger_next_time = 5_000 + i64::from(i);
+            j
+        })
+        .collect();
+    assert_eq!(s.insert_jobs_bulk(&jobs).await.unwrap(), 1_203);
+    assert_eq!(s.count_jobs().await.unwrap(), 1_203);
+    let filter = JobFilter {
+        job_group: Some(g),
+        limit: 2_000,
+        ..Default::default()
+    };
+    let (total, stored) = s.list_jobs(&filter).await.unwrap();
+    assert_eq!(total, 1_203);
+    let last = stored.iter().find(|j| j.job_desc == "bulk 1202").unwrap();
+    assert_eq!(last.trigger_next_time, 6_202);
+    assert_eq!(last.schedule_conf, "0/5 * * * * ?");
+    assert_eq!(last.trigger_status, TRIGGER_STATUS_RUNNING);
+    // the pre-read sees them like singly inserted jobs
+    let mut tx = s.begin_schedule().await.unwrap();
+    assert_eq!(tx.due_jobs(5_099, 10_000).await.unwrap().len(), 100);
+    tx.commit().await.unwrap();
+});
+
+all_backends!(due_jobs_plan_is_explained, |db| {
+    let s = &db.store;
+    let plan = s.explain_due_jobs(10_000, 100).await.unwrap();
+    assert!(!plan.trim().is_empty());
+    assert!(plan.to_lowercase().contains("job_info"), "{plan}");
+});
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scratch_databases_come_and_go() {
+    for var in [common::PG_ENV, common::MYSQL_ENV] {
+        let Ok(server) = std::env::var(var) else {
+            eprintln!("skipping scratch database test: {var} is not set");
+            continue;
+        };
+        let name = format!("jwscratch_{}", uuid::Uuid::new_v4().simple());
+        let url = Store::create_scratch_database(&server, &name)
+            .await
+            .unwrap();
+        let store = Store::connect(&url, &Default::default()).await.unwrap();
+        store.migrate().await.unwrap();
+        let g = new_group(&store, "scratch").await;
+        store.insert_job(&job(g, "in scratch")).await.unwrap();
+        assert_eq!(store.count_jobs().await.unwrap(), 1);
+        store.close().await;
+        Store::drop_scratch_database(&server, &name).await.unwrap();
+        // dropping twice is fine, and a fresh one with the same name starts empty
+        Store::drop_scratch_database(&server, &name).await.unwrap();
+        let url = Store::create_scratch_database(&server, &name)
+            .await
+            .unwrap();
+        let store = Store::connect(&url, &Default::default()).await.unwrap();
+        store.migrate().await.unwrap();
+        assert_eq!(store.count_jobs().await.unwrap(), 0);
+        store.close().await;
+        Store::drop_scratch_database(&server, &name).await.unwrap();
+    }
+}

@@ -14,6 +14,10 @@ pub(crate) const JOB_COLUMNS: &str = "id, add_time, job_group, job_desc, update_
     retry_interval_secs, glue_type, glue_source, glue_remark, glue_updatetime, child_jobid, trigger_status, \
     trigger_last_time, trigger_next_time";
 
+/// Rows per statement of [`Store::insert_jobs_bulk`] (26 parameters each, well under every
+/// backend's parameter limit).
+const BULK_INSERT_ROWS: usize = 500;
+
 /// Filters and paging of the job list.
 #[derive(Debug, Clone, Default)]
 pub struct JobFilter {
@@ -129,6 +133,34 @@ impl Store {
         );
         let id = insert_returning_id!(self, &sql, |q| bind_job_fields!(q.bind(job.add_time), job))?;
         Ok(id as i32)
+    }
+
+    /// Inserts many jobs (their `id`s are ignored) in one transaction of multi-row statements;
+    /// returns how many rows were inserted. For loading large job sets (benchmarks, imports).
+    pub async fn insert_jobs_bulk(&self, jobs: &[JobInfo]) -> StoreResult<u64> {
+        if jobs.is_empty() {
+            return Ok(0);
+        }
+        let columns: Vec<&str> = updatable_columns().collect();
+        let row = format!("(?, {})", placeholders(columns.len()));
+        let mut inserted = 0;
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            for chunk in jobs.chunks(BULK_INSERT_ROWS) {
+                let sql = self.sql(format!(
+                    "INSERT INTO job_info (add_time, {}) VALUES {}",
+                    columns.join(", "),
+                    vec![row.as_str(); chunk.len()].join(", ")
+                ));
+                let mut q = sqlx::query(&sql);
+                for job in chunk {
+                    q = bind_job_fields!(q.bind(job.add_time), job);
+                }
+                inserted += q.execute(&mut *tx).await?.rows_affected();
+            }
+            tx.commit().await?;
+        });
+        Ok(inserted)
     }
 
     /// Replaces every field of a job but its id and add time; false when no such job.

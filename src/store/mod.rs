@@ -26,11 +26,13 @@ mod reports;
 mod rows;
 mod schedule;
 mod scoped;
+mod scratch;
 mod users;
 
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate};
+pub use scratch::scratch_url;
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

@@ -144,6 +144,69 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The database's plan for the pre-read's due-jobs query (as [`ScheduleTx::due_jobs`] runs
+    /// it, for fire times up to `before`), one line per plan step: shows whether the index on
+    /// `(trigger_status, trigger_next_time)` is used.
+    pub async fn explain_due_jobs(&self, before: i64, limit: i64) -> StoreResult<String> {
+        let select = format!("SELECT {JOB_COLUMNS} FROM job_info {DUE_JOBS}");
+        let lines: Vec<String> = match &self.db {
+            Db::Sqlite(pool) => {
+                let sql = format!("EXPLAIN QUERY PLAN {select}");
+                sqlx::query(&sql)
+                    .bind(TRIGGER_STATUS_RUNNING)
+                    .bind(before)
+                    .bind(limit)
+                    .fetch_all(pool)
+                    .await?
+                    .iter()
+                    .map(|r| r.text("detail"))
+                    .collect::<Result<_, _>>()?
+            }
+            Db::Postgres(pool) => {
+                let sql = numbered_placeholders(&format!("EXPLAIN {select}"));
+                sqlx::query(&sql)
+                    .bind(TRIGGER_STATUS_RUNNING)
+                    .bind(before)
+                    .bind(limit)
+                    .fetch_all(pool)
+                    .await?
+                    .iter()
+                    .map(|r| r.text("QUERY PLAN"))
+                    .collect::<Result<_, _>>()?
+            }
+            Db::MySql(pool) => {
+                let sql = format!("EXPLAIN {select}");
+                let rows = sqlx::query(&sql)
+                    .bind(TRIGGER_STATUS_RUNNING)
+                    .bind(before)
+                    .bind(limit)
+                    .fetch_all(pool)
+                    .await?;
+                rows.iter()
+                    .map(|r| {
+                        let col = |name: &str| {
+                            sqlx::Row::try_get::<Option<String>, _>(r, name)
+                                .ok()
+                                .flatten()
+                                .unwrap_or_else(|| "-".into())
+                        };
+                        format!(
+                            "table={} type={} possible_keys={} key={} extra={}",
+                            col("table"),
+                            col("type"),
+                            col("possible_keys"),
+                            col("key"),
+                            col("Extra")
+                        )
+                    })
+                    .collect()
+            }
+        };
+        Ok(lines.join("\n"))
+    }
+}
+
 /// Without its row, `FOR UPDATE` locks nothing and admins would double-schedule
 /// (XXL-JOB issues #2806, #1886): refuse to schedule instead.
 fn lock_row_present<R>(row: Option<R>) -> StoreResult<()> {

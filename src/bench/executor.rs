@@ -1,0 +1,211 @@
+//! `executor`: the real executor library (in this process, on its own actix system and
+//! threads) under 64 concurrent connections: `/run` acknowledgements per second, and the time
+//! from sending a trigger to its handler starting.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use actix_web::{App, HttpServer};
+use jobwheel::executor::{Executor, JobContext, JobResult};
+
+use super::common::Ctx;
+use super::load::{send_triggers, Work};
+use super::sim::FakeAdmin;
+use super::stats::{ms, summarize, Table};
+
+/// Options of the scenario.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Concurrent connections.
+    pub connections: usize,
+    /// Seconds of load.
+    pub duration: u64,
+    /// Distinct job ids the triggers cycle through.
+    pub jobs: i32,
+}
+
+type Starts = Arc<Mutex<HashMap<i64, Instant>>>;
+
+/// A library executor served on 127.0.0.1 from its own thread and actix system.
+struct LibraryExecutor {
+    port: u16,
+    stop: tokio::sync::oneshot::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+fn start_library_executor(
+    admin: String,
+    log_path: std::path::PathBuf,
+    starts: Starts,
+) -> Result<LibraryExecutor, String> {
+    let (port_tx, port_rx) = std::sync::mpsc::channel::<Result<u16, String>>();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let system = actix_web::rt::System::new();
+        system.block_on(async move {
+            let built = Executor::builder()
+                .admin_addresses([admin])
+                .app_name("jobwheel-bench-library")
+                .ip("127.0.0.1")
+                .port(0)
+                .log_path(log_path)
+                .handler("benchNoop", move |ctx: JobContext| {
+                    let starts = starts.clone();
+                    async move {
+                        starts
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .insert(ctx.log_id(), Instant::now());
+                        JobResult::success()
+                    }
+                })
+                .build();
+            let executor = match built {
+                Ok(e) => e,
+                Err(e) => {
+                    let _ = port_tx.send(Err(format!("cannot build the executor: {e}")));
+                    return;
+                }
+            };
+            let routes = executor.configure();
+            let server = match HttpServer::new(move || App::new().configure(routes.clone()))
+                .workers(2)
+                .backlog(4096)
+                .disable_signals()
+                .bind(("127.0.0.1", 0))
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = port_tx.send(Err(format!("cannot bind the executor: {e}")));
+                    return;
+                }
+            };
+            let port = server.addrs()[0].port();
+            let server = server.run();
+            let handle = server.handle();
+            actix_web::rt::spawn(server);
+            executor.start_registration(port);
+            let _ = port_tx.send(Ok(port));
+            let _ = stop_rx.await;
+            executor.shutdown().await;
+            handle.stop(true).await;
+        });
+    });
+    let port = port_rx
+        .recv_timeout(Duration::from_secs(30))
+        .map_err(|_| "the executor thread did not start".to_string())??;
+    Ok(LibraryExecutor {
+        port,
+        stop: stop_tx,
+        thread,
+    })
+}
+
+/// Runs the scenario and prints its table.
+pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
+    println!(
+        "executor: {} connections for {} s over {} job ids (load average {})",
+        opts.connections,
+        opts.duration,
+        opts.jobs,
+        super::common::load_average()
+    );
+    let fake = FakeAdmin::start()?;
+    let starts: Starts = Arc::new(Mutex::new(HashMap::new()));
+    let exec = start_library_executor(
+        fake.url.clone(),
+        ctx.work.join("library-executor"),
+        starts.clone(),
+    )?;
+    let base = format!("http://127.0.0.1:{}/", exec.port);
+    // a short warm-up so connection set-up is not measured
+    let warm = send_triggers(
+        &base,
+        "benchNoop",
+        Work::Until {
+            deadline: Instant::now() + Duration::from_millis(300),
+            jobs: opts.jobs,
+        },
+        opts.connections,
+    )
+    .await;
+    let _ = warm;
+    starts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    let out = send_triggers(
+        &base,
+        "benchNoop",
+        Work::Until {
+            deadline: Instant::now() + Duration::from_secs(opts.duration),
+            jobs: opts.jobs,
+        },
+        opts.connections,
+    )
+    .await;
+    // every acknowledged trigger's handler should start soon after
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let started = {
+            let s = starts.lock().unwrap_or_else(PoisonError::into_inner);
+            out.sent_at.keys().filter(|id| s.contains_key(*id)).count()
+        };
+        if started >= out.sent_at.len() || Instant::now() > until {
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    let s = starts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let latencies: Vec<f64> = out
+        .sent_at
+        .iter()
+        .filter_map(|(id, sent)| {
+            s.get(id)
+                .map(|st| st.saturating_duration_since(*sent).as_secs_f64() * 1_000.0)
+        })
+        .collect();
+    let not_started = out.sent_at.len() - latencies.len();
+    let _ = exec.stop.send(());
+    let _ = actix_web::rt::task::spawn_blocking(move || exec.thread.join()).await;
+    fake.stop().await;
+
+    let rate = out.acked as f64 / out.elapsed.as_secs_f64().max(1e-9);
+    let lat = summarize(&latencies);
+    let mut t = Table::new(
+        format!(
+            "executor: library executor, {} connections, {} s, {} job ids",
+            opts.connections, opts.duration, opts.jobs
+        ),
+        &[
+            "/run acks per s",
+            "acked",
+            "failed",
+            "trigger→handler p50 ms",
+            "p99 ms",
+            "max ms",
+            "handlers not started",
+        ],
+    );
+    t.row([
+        format!("{rate:.0}"),
+        out.acked.to_string(),
+        out.failed.to_string(),
+        lat.map_or("-".into(), |l| ms(l.p50)),
+        lat.map_or("-".into(), |l| ms(l.p99)),
+        lat.map_or("-".into(), |l| ms(l.max)),
+        not_started.to_string(),
+    ]);
+    println!("{}", t.render());
+    if let Some(e) = out.first_error {
+        println!("first failure: {e}\n");
+    }
+    if out.acked == 0 {
+        return Err("no trigger was acknowledged: the scenario could not run".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,300 @@
+//! The processes a scenario starts (the `jobwheel` binary as admin or executor) and what
+//! `/proc` says about them.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `jobwheel` binary next to this benchmark binary, or a message saying how to build it.
+pub fn jobwheel_binary() -> Result<PathBuf, String> {
+    let me = std::env::current_exe().map_err(|e| format!("cannot locate the bench binary: {e}"))?;
+    let dir = me
+        .parent()
+        .ok_or_else(|| format!("bench binary '{}' has no folder", me.display()))?;
+    let bin = dir.join("jobwheel");
+    if bin.is_file() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "'{}' not found: the bench starts the admin and executor from the jobwheel binary \
+             next to it; build it first with `cargo build --release`",
+            bin.display()
+        ))
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; the caller binds it right after).
+pub fn free_port() -> std::io::Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// One reading of a process's memory and CPU time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcSample {
+    /// Resident set size, KiB (`VmRSS`).
+    pub rss_kb: u64,
+    /// User + system CPU time, clock ticks.
+    pub cpu_ticks: u64,
+}
+
+/// Reads `/proc/<pid>/status` and `/proc/<pid>/stat`.
+pub fn sample(pid: u32) -> std::io::Result<ProcSample> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    parse_sample(&status, &stat).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("unreadable /proc/{pid}/status or stat"),
+        )
+    })
+}
+
+/// Parses VmRSS from a status file and utime+stime from a stat line.
+pub fn parse_sample(status: &str, stat: &str) -> Option<ProcSample> {
+    let rss_kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // the command name (field 2) may hold spaces; fields after its ')' are positional
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); utime is field 14, stime field 15
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(ProcSample {
+        rss_kb,
+        cpu_ticks: utime + stime,
+    })
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` times.
+pub fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// CPU used between two samples over `wall`, in percent of one core.
+pub fn cpu_percent(before: ProcSample, after: ProcSample, wall: Duration) -> f64 {
+    let secs = after.cpu_ticks.saturating_sub(before.cpu_ticks) as f64 / clock_ticks();
+    if wall.is_zero() {
+        0.0
+    } else {
+        secs / wall.as_secs_f64() * 100.0
+    }
+}
+
+/// A child process started by the bench; stopped (SIGTERM, then SIGKILL) when dropped.
+pub struct Spawned {
+    child: Child,
+    /// When `spawn` was called.
+    pub started: Instant,
+    /// Its stdout/stderr file.
+    pub log: PathBuf,
+    what: String,
+}
+
+impl Spawned {
+    /// Starts `bin args...` with output to `log`.
+    pub fn start(what: &str, bin: &Path, args: &[String], log: PathBuf) -> Result<Spawned, String> {
+        let out = File::create(&log)
+            .map_err(|e| format!("cannot create log file '{}': {e}", log.display()))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| format!("cannot share log file '{}': {e}", log.display()))?;
+        let mut cmd = Command::new(bin);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err));
+        if std::env::var_os("RUST_LOG").is_none() {
+            cmd.env("RUST_LOG", "info");
+        }
+        let started = Instant::now();
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {what} ('{}'): {e}", bin.display()))?;
+        Ok(Spawned {
+            child,
+            started,
+            log,
+            what: what.to_string(),
+        })
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Memory and CPU now.
+    pub fn sample(&self) -> Result<ProcSample, String> {
+        sample(self.pid()).map_err(|e| format!("cannot read /proc of the {}: {e}", self.what))
+    }
+
+    /// An error if it has exited, naming its log.
+    pub fn check_alive(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!(
+                "the {} exited ({status}); see {}",
+                self.what,
+                self.log.display()
+            )),
+            Err(e) => Err(format!("cannot check the {}: {e}", self.what)),
+        }
+    }
+
+    /// SIGTERM, then waits up to `grace` before SIGKILL.
+    pub async fn stop(mut self, grace: Duration) {
+        self.stop_inner(grace).await;
+    }
+
+    async fn stop_inner(&mut self, grace: Duration) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        // SAFETY: plain kill(2) on our own child's pid
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let until = Instant::now() + grace;
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Starts `jobwheel admin` on 127.0.0.1:`port` against `database_url`.
+pub fn spawn_admin(
+    bin: &Path,
+    port: u16,
+    database_url: &str,
+    work: &Path,
+) -> Result<Spawned, String> {
+    let args = [
+        "admin",
+        "--bind",
+        &format!("127.0.0.1:{port}"),
+        "--database-url",
+        database_url,
+        "--admin-password",
+        "bench-password",
+        "--timezone",
+        "UTC",
+    ]
+    .map(String::from);
+    Spawned::start("admin", bin, &args, work.join(format!("admin-{port}.log")))
+}
+
+/// Starts `jobwheel executor` on 127.0.0.1:`port` registering with `admin_url`.
+pub fn spawn_executor(
+    bin: &Path,
+    port: u16,
+    admin_url: &str,
+    idle_timeout_secs: u64,
+    work: &Path,
+) -> Result<Spawned, String> {
+    let args = [
+        "executor",
+        "--admin-addresses",
+        admin_url,
+        "--app-name",
+        "jobwheel-bench-executor",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--idle-timeout-secs",
+        &idle_timeout_secs.to_string(),
+        "--log-path",
+        &work.join(format!("executor-{port}")).display().to_string(),
+    ]
+    .map(String::from);
+    Spawned::start(
+        "executor",
+        bin,
+        &args,
+        work.join(format!("executor-{port}.log")),
+    )
+}
+
+/// Polls `GET /healthz` until it answers 200; returns the time since the process started.
+pub async fn wait_healthy(
+    proc_: &mut Spawned,
+    port: u16,
+    limit: Duration,
+) -> Result<Duration, String> {
+    let client = awc::Client::builder()
+        .timeout(Duration::from_millis(500))
+        .finish();
+    let url = format!("http://127.0.0.1:{port}/healthz");
+    loop {
+        if let Ok(res) = client.get(&url).send().await {
+            if res.status().as_u16() == 200 {
+                return Ok(proc_.started.elapsed());
+            }
+        }
+        proc_.check_alive()?;
+        if proc_.started.elapsed() > limit {
+            return Err(format!(
+                "the admin did not answer /healthz within {limit:?}; see {}",
+                proc_.log.display()
+            ));
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_files_are_parsed() {
+        let status = "Name:\tjobwheel\nVmPeak:\t  99 kB\nVmRSS:\t   12345 kB\nThreads:\t4\n";
+        // pid (comm with ) and spaces) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
+        let stat = "42 (job wheel) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 4 0 1 2 3";
+        let s = parse_sample(status, stat).unwrap();
+        assert_eq!(s.rss_kb, 12345);
+        assert_eq!(s.cpu_ticks, 300);
+        assert!(parse_sample("Name: x\n", stat).is_none());
+        assert!(parse_sample(status, "garbage").is_none());
+    }
+
+    #[test]
+    fn own_process_can_be_sampled() {
+        let s = sample(std::process::id()).unwrap();
+        assert!(s.rss_kb > 0);
+        let later = ProcSample {
+            rss_kb: s.rss_kb,
+            cpu_ticks: s.cpu_ticks + clock_ticks() as u64,
+        };
+        let pct = cpu_percent(s, later, Duration::from_secs(2));
+        assert!((pct - 50.0).abs() < 1.0, "{pct}");
+    }
+}

@@ -1,0 +1,326 @@
+//! Lightweight stand-ins speaking the real protocol over HTTP on 127.0.0.1: a simulated
+//! executor (answers `/run` at once, records receipt times, posts results in batches) and a fake
+//! admin (records registrations and callbacks of a real executor).
+
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use actix_web::dev::ServerHandle;
+use actix_web::{web, App, HttpResponse, HttpServer};
+use jobwheel::protocol::{decode_callbacks, TriggerParam};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+/// Wall-clock microseconds since the epoch (receipt times, to compare with scheduled seconds).
+pub fn now_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One `/run` the simulated executor received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Receipt {
+    /// The job.
+    pub job_id: i32,
+    /// The admin's log id.
+    pub log_id: i64,
+    /// Arrival, epoch µs.
+    pub at_us: i64,
+}
+
+#[derive(Default)]
+struct SimShared {
+    receipts: Mutex<Vec<Receipt>>,
+    pending: Mutex<Vec<(i64, i64)>>,
+    bad_requests: AtomicU64,
+    callbacks_posted: AtomicU64,
+    callback_failures: AtomicU64,
+}
+
+/// A simulated executor fleet behind one HTTP server: results are flushed to the admin every
+/// 20 ms in batches, with several posts in flight like several executors.
+pub struct SimExecutor {
+    shared: Arc<SimShared>,
+    handle: ServerHandle,
+    /// The address it registers (with the trailing slash).
+    pub address: String,
+    admin: String,
+    flusher: actix_web::rt::task::JoinHandle<()>,
+}
+
+impl SimExecutor {
+    /// Starts on 127.0.0.1 with `workers` threads, reporting results to `admin`.
+    pub fn start(admin: &str, workers: usize) -> Result<SimExecutor, String> {
+        let shared = Arc::new(SimShared::default());
+        let data = web::Data::from(shared.clone());
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .app_data(web::PayloadConfig::new(1024 * 1024))
+                .route("/run", web::post().to(sim_run))
+                .route("/beat", web::post().to(ok))
+                .route("/idleBeat", web::post().to(ok))
+                .route("/kill", web::post().to(ok))
+        })
+        .workers(workers.max(1))
+        .backlog(4096)
+        .max_connection_rate(4096)
+        .disable_signals()
+        .bind(("127.0.0.1", 0))
+        .map_err(|e| format!("cannot start the simulated executor: {e}"))?;
+        let port = server.addrs()[0].port();
+        let server = server.run();
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        let admin = admin.trim_end_matches('/').to_string();
+        let flusher = actix_web::rt::spawn(flush_loop(shared.clone(), admin.clone()));
+        Ok(SimExecutor {
+            shared,
+            handle,
+            address: format!("http://127.0.0.1:{port}/"),
+            admin,
+            flusher,
+        })
+    }
+
+    /// Registers with the admin under `app` (`/api/registry`).
+    pub async fn register(&self, app: &str) -> Result<(), String> {
+        let body =
+            json!({"registryGroup": "EXECUTOR", "registryKey": app, "registryValue": self.address});
+        post_ok(
+            &awc::Client::default(),
+            &format!("{}/api/registry", self.admin),
+            &body,
+        )
+        .await
+    }
+
+    /// Every `/run` received so far.
+    pub fn receipts(&self) -> Vec<Receipt> {
+        lock(&self.shared.receipts).clone()
+    }
+
+    /// How many `/run` bodies could not be read.
+    pub fn bad_requests(&self) -> u64 {
+        self.shared.bad_requests.load(Ordering::Relaxed)
+    }
+
+    /// Results posted and accepted, and posts that failed for good.
+    pub fn callbacks(&self) -> (u64, u64) {
+        (
+            self.shared.callbacks_posted.load(Ordering::Relaxed),
+            self.shared.callback_failures.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Stops the server and the flusher.
+    pub async fn stop(self) {
+        self.flusher.abort();
+        self.handle.stop(false).await;
+    }
+}
+
+async fn sim_run(shared: web::Data<SimShared>, body: web::Bytes) -> HttpResponse {
+    let at_us = now_us();
+    let param: TriggerParam = match serde_json::from_slice(&body) {
+        Ok(p) => p,
+        Err(e) => {
+            shared.bad_requests.fetch_add(1, Ordering::Relaxed);
+            return HttpResponse::Ok()
+                .json(json!({"code": 500, "msg": format!("request error:{e}")}));
+        }
+    };
+    lock(&shared.receipts).push(Receipt {
+        job_id: param.job_id,
+        log_id: param.log_id,
+        at_us,
+    });
+    lock(&shared.pending).push((param.log_id, param.log_date_time));
+    HttpResponse::Ok().json(json!({"code": 200, "msg": "Success"}))
+}
+
+async fn ok() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"code": 200, "msg": "Success"}))
+}
+
+/// Most results in one callback post.
+const CALLBACK_BATCH: usize = 500;
+/// Callback posts in flight at once, as a fleet of this many executors would have.
+const CALLBACK_POSTS_IN_FLIGHT: usize = 8;
+
+async fn flush_loop(shared: Arc<SimShared>, admin: String) {
+    let client = awc::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .finish();
+    let url = Rc::new(format!("{admin}/api/callback"));
+    let slots = Arc::new(Semaphore::new(CALLBACK_POSTS_IN_FLIGHT));
+    loop {
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+        let batch = std::mem::take(&mut *lock(&shared.pending));
+        for chunk in batch.chunks(CALLBACK_BATCH) {
+            let items: Vec<Value> = chunk
+                .iter()
+                .map(|(log_id, date)| json!({"logId": log_id, "logDateTim": date, "handleCode": 200}))
+                .collect();
+            let Ok(permit) = slots.clone().acquire_owned().await else {
+                return;
+            };
+            let (client, url, shared) = (client.clone(), url.clone(), shared.clone());
+            actix_web::rt::spawn(async move {
+                let body = Value::Array(items);
+                let n = body.as_array().map_or(0, Vec::len) as u64;
+                let mut sent = false;
+                for attempt in 0..5 {
+                    if post_ok(&client, &url, &body).await.is_ok() {
+                        sent = true;
+                        break;
+                    }
+                    actix_web::rt::time::sleep(Duration::from_millis(100 << attempt)).await;
+                }
+                let counter = if sent {
+                    &shared.callbacks_posted
+                } else {
+                    &shared.callback_failures
+                };
+                counter.fetch_add(n, Ordering::Relaxed);
+                drop(permit);
+            });
+        }
+    }
+}
+
+/// POSTs JSON and expects `{"code":200}`.
+pub async fn post_ok(client: &awc::Client, url: &str, body: &Value) -> Result<(), String> {
+    let mut res = client
+        .post(url)
+        .send_json(body)
+        .await
+        .map_err(|e| format!("POST {url}: {e}"))?;
+    let answer: Value = res
+        .json()
+        .limit(1024 * 1024)
+        .await
+        .map_err(|e| format!("POST {url}: unreadable answer: {e}"))?;
+    if answer["code"] == 200 {
+        Ok(())
+    } else {
+        Err(format!("POST {url} refused: {answer}"))
+    }
+}
+
+#[derive(Default)]
+struct FakeAdminShared {
+    registrations: Mutex<Vec<(Instant, String)>>,
+    callback_logs: Mutex<HashSet<i64>>,
+    callback_items: AtomicU64,
+}
+
+/// A fake admin for real executors: accepts registrations and callbacks, records them.
+pub struct FakeAdmin {
+    shared: Arc<FakeAdminShared>,
+    handle: ServerHandle,
+    /// Its base URL.
+    pub url: String,
+}
+
+impl FakeAdmin {
+    /// Starts on 127.0.0.1 (one worker).
+    pub fn start() -> Result<FakeAdmin, String> {
+        let shared = Arc::new(FakeAdminShared::default());
+        let data = web::Data::from(shared.clone());
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .app_data(web::PayloadConfig::new(16 * 1024 * 1024))
+                .route("/api/registry", web::post().to(fake_registry))
+                .route("/api/registryRemove", web::post().to(ok))
+                .route("/api/callback", web::post().to(fake_callback))
+        })
+        .workers(1)
+        .disable_signals()
+        .bind(("127.0.0.1", 0))
+        .map_err(|e| format!("cannot start the fake admin: {e}"))?;
+        let port = server.addrs()[0].port();
+        let server = server.run();
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        Ok(FakeAdmin {
+            shared,
+            handle,
+            url: format!("http://127.0.0.1:{port}"),
+        })
+    }
+
+    /// Registrations so far: arrival and registered address.
+    pub fn registrations(&self) -> Vec<(Instant, String)> {
+        lock(&self.shared.registrations).clone()
+    }
+
+    /// Forgets the registrations seen so far.
+    pub fn clear_registrations(&self) {
+        lock(&self.shared.registrations).clear();
+    }
+
+    /// Distinct log ids with a result, and result items received (duplicates included).
+    pub fn callbacks(&self) -> (usize, u64) {
+        (
+            lock(&self.shared.callback_logs).len(),
+            self.shared.callback_items.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Stops the server.
+    pub async fn stop(self) {
+        self.handle.stop(false).await;
+    }
+}
+
+async fn fake_registry(shared: web::Data<FakeAdminShared>, body: web::Bytes) -> HttpResponse {
+    let at = Instant::now();
+    let value = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v["registryValue"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    lock(&shared.registrations).push((at, value));
+    HttpResponse::Ok().json(json!({"code": 200, "msg": null}))
+}
+
+async fn fake_callback(shared: web::Data<FakeAdminShared>, body: web::Bytes) -> HttpResponse {
+    match decode_callbacks(&body) {
+        Ok(items) => {
+            shared
+                .callback_items
+                .fetch_add(items.len() as u64, Ordering::Relaxed);
+            lock(&shared.callback_logs).extend(items.iter().map(|i| i.log_id));
+            HttpResponse::Ok().json(json!({"code": 200, "msg": null}))
+        }
+        Err(e) => HttpResponse::Ok().json(json!({"code": 500, "msg": e.to_string()})),
+    }
+}
+
+/// A `/run` body for a BEAN job.
+pub fn trigger_body(job_id: i32, log_id: i64, handler: &str) -> Value {
+    json!({
+        "jobId": job_id,
+        "executorHandler": handler,
+        "executorParams": "",
+        "executorBlockStrategy": "SERIAL_EXECUTION",
+        "executorTimeout": 0,
+        "logId": log_id,
+        "logDateTime": now_us() / 1_000,
+        "glueType": "BEAN",
+        "glueSource": "",
+        "glueUpdatetime": 0,
+        "broadcastIndex": 0,
+        "broadcastTotal": 1
+    })
+}

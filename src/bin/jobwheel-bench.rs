@@ -1,0 +1,222 @@
+//! `jobwheel-bench`: starts what it measures (the admin and executor as their own processes,
+//! simulated executors speaking the real protocol over HTTP on 127.0.0.1) and prints figures.
+//!
+//! ```sh
+//! cargo build --release
+//! target/release/jobwheel-bench precision --jobs 1000 --duration 30 --histogram docs/precision-histogram.svg
+//! target/release/jobwheel-bench throughput --database-url postgres://postgres@127.0.0.1/jobwheel_bench
+//! ```
+
+#[path = "../bench/mod.rs"]
+mod bench;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+
+use bench::common::Ctx;
+
+/// Benchmarks of jobwheel: firing precision, throughput, memory, scale, executor, startup.
+#[derive(Parser, Debug)]
+#[command(name = "jobwheel-bench", version, about)]
+struct Args {
+    /// What to measure
+    #[arg(value_enum)]
+    scenario: Scenario,
+    /// PostgreSQL or MySQL server URL (a private scratch schema/database is created there and
+    /// dropped after); omitted or `sqlite:`: a fresh SQLite file in the work folder
+    #[arg(long, value_name = "URL")]
+    database_url: Option<String>,
+    /// Jobs: firing jobs (precision, default 1000), jobs defined (memory, default 100000)
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Seconds of firing or load (precision 30, throughput/memory 15 per step, executor 10)
+    #[arg(long, value_name = "SECS")]
+    duration: Option<u64>,
+    /// Every scenario in a few seconds with tiny sizes; fails only if the scenario cannot run
+    #[arg(long)]
+    smoke: bool,
+    /// precision: write the lateness histogram (SVG) here
+    #[arg(long, value_name = "FILE")]
+    histogram: Option<PathBuf>,
+    /// throughput: fires per second of each step, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    steps: Option<Vec<usize>>,
+    /// throughput/memory: a result stored later than this after its second is lagging
+    #[arg(long, value_name = "MS", default_value_t = 2_000)]
+    lag_bound_ms: i64,
+    /// memory: fires per second of the admin's busy figure
+    #[arg(long, value_name = "N")]
+    rate: Option<usize>,
+    /// memory: distinct job ids (JobActors) triggered on the executor
+    #[arg(long, value_name = "N")]
+    actors: Option<usize>,
+    /// memory: the executor's idle timeout (JobActors are reaped after it)
+    #[arg(long, value_name = "SECS")]
+    idle_timeout_secs: Option<u64>,
+    /// executor: concurrent connections
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    connections: usize,
+    /// scale: jobs defined per compared size, comma-separated (first is the baseline)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    sizes: Option<Vec<usize>>,
+    /// scale: jobs firing each second among them
+    #[arg(long, value_name = "N")]
+    due: Option<usize>,
+    /// startup: starts measured of each kind
+    #[arg(long, value_name = "N")]
+    runs: Option<usize>,
+    /// Folder for SQLite files and process logs (default: a new folder under the temp dir,
+    /// removed after a successful run)
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Scenario {
+    /// Lateness of once-a-second cron jobs, against tokio-cron-scheduler
+    Precision,
+    /// Highest sustained end-to-end fire rate
+    Throughput,
+    /// Admin and executor resident memory
+    Memory,
+    /// Pre-read cost with 1,000,000 jobs defined
+    Scale,
+    /// Executor /run acknowledgements and trigger-to-handler latency
+    Executor,
+    /// Time to healthy (admin) and to first registration (executor)
+    Startup,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let bin = match bench::procs::jobwheel_binary() {
+        Ok(b) => b,
+        Err(e) if args.scenario != Scenario::Scale && args.scenario != Scenario::Executor => {
+            eprintln!("jobwheel-bench: {e}");
+            return ExitCode::from(2);
+        }
+        Err(_) => PathBuf::from("jobwheel"),
+    };
+    let (work, temporary) = match &args.work_dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("jobwheel-bench-{}", std::process::id())),
+            true,
+        ),
+    };
+    if let Err(e) = std::fs::create_dir_all(&work) {
+        eprintln!(
+            "jobwheel-bench: cannot create work folder '{}': {e}",
+            work.display()
+        );
+        return ExitCode::from(2);
+    }
+    let database_url = args
+        .database_url
+        .clone()
+        .filter(|u| !u.trim().to_ascii_lowercase().starts_with("sqlite"));
+    let ctx = Ctx {
+        bin,
+        work: work.clone(),
+        database_url,
+    };
+    let result = actix_web::rt::System::new().block_on(run(&args, &ctx));
+    match result {
+        Ok(()) => {
+            if temporary {
+                let _ = std::fs::remove_dir_all(&work);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("jobwheel-bench: {e} (logs kept in {})", work.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
+    let smoke = args.smoke;
+    let pick = |given: Option<u64>, full: u64, small: u64| {
+        given.unwrap_or(if smoke { small } else { full })
+    };
+    let pick_n = |given: Option<usize>, full: usize, small: usize| {
+        given.unwrap_or(if smoke { small } else { full })
+    };
+    match args.scenario {
+        Scenario::Precision => {
+            bench::precision::run(
+                ctx,
+                &bench::precision::Options {
+                    jobs: pick_n(args.jobs, 1_000, 50),
+                    duration: pick(args.duration, 30, 5),
+                    histogram: args.histogram.clone(),
+                },
+            )
+            .await
+        }
+        Scenario::Throughput => {
+            bench::throughput::run(
+                ctx,
+                &bench::throughput::Options {
+                    steps: args.steps.clone().unwrap_or_else(|| {
+                        if smoke {
+                            vec![50, 100]
+                        } else {
+                            vec![500, 1_000, 2_000, 5_000, 10_000]
+                        }
+                    }),
+                    duration: pick(args.duration, 15, 5),
+                    bound_ms: args.lag_bound_ms,
+                },
+            )
+            .await
+        }
+        Scenario::Memory => {
+            bench::memory::run(
+                ctx,
+                &bench::memory::Options {
+                    jobs: pick_n(args.jobs, 100_000, 1_000),
+                    rate: pick_n(args.rate, 5_000, 50),
+                    duration: pick(args.duration, 15, 5),
+                    bound_ms: args.lag_bound_ms,
+                    actors: pick_n(args.actors, 10_000, 200),
+                    idle_timeout_secs: pick(args.idle_timeout_secs, 10, 2),
+                    settle_secs: if smoke { 1 } else { 5 },
+                },
+            )
+            .await
+        }
+        Scenario::Scale => {
+            bench::scale::run(
+                ctx,
+                &bench::scale::Options {
+                    sizes: args.sizes.clone().unwrap_or_else(|| {
+                        if smoke {
+                            vec![1_000, 10_000]
+                        } else {
+                            vec![10_000, 1_000_000]
+                        }
+                    }),
+                    due: pick_n(args.due, 1_000, 100),
+                    passes: pick(args.duration, 10, 2) as usize,
+                },
+            )
+            .await
+        }
+        Scenario::Executor => {
+            bench::executor::run(
+                ctx,
+                &bench::executor::Options {
+                    connections: args.connections,
+                    duration: pick(args.duration, 10, 2),
+                    jobs: pick_n(args.jobs, 1_000, 100) as i32,
+                },
+            )
+            .await
+        }
+        Scenario::Startup => bench::startup::run(ctx, pick_n(args.runs, 5, 1)).await,
+    }
+}
