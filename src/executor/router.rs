@@ -111,6 +111,20 @@ pub struct JobRouter {
     accepting: bool,
     jobs: HashMap<i32, Entry>,
     next_serial: u64,
+    trim_pending: bool,
+}
+
+/// After reaping, glibc keeps the freed actors' memory in its arenas; this long after the last
+/// reap of a burst it is handed back to the kernel, so an executor's RSS returns to idle.
+const TRIM_AFTER_REAP: Duration = Duration::from_secs(2);
+
+/// Returns freed heap memory to the kernel (glibc only; elsewhere the allocator decides).
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own arenas; any pad value is valid.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 impl JobRouter {
@@ -127,6 +141,7 @@ impl JobRouter {
             accepting: true,
             jobs: HashMap::new(),
             next_serial: 0,
+            trim_pending: false,
         }
     }
 
@@ -306,7 +321,7 @@ impl Handler<IdleBeat> for JobRouter {
 impl Handler<ReapIfIdle> for JobRouter {
     type Result = ();
 
-    fn handle(&mut self, msg: ReapIfIdle, _: &mut Self::Context) {
+    fn handle(&mut self, msg: ReapIfIdle, ctx: &mut Self::Context) {
         let idle = self
             .jobs
             .get(&msg.job_id)
@@ -318,6 +333,13 @@ impl Handler<ReapIfIdle> for JobRouter {
                 msg.job_id,
                 self.env.idle_timeout.as_secs()
             );
+            if !self.trim_pending {
+                self.trim_pending = true;
+                ctx.run_later(TRIM_AFTER_REAP, |act, _| {
+                    act.trim_pending = false;
+                    release_free_memory();
+                });
+            }
         }
     }
 }
