@@ -7,7 +7,7 @@ use actix::prelude::*;
 
 use super::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::model::AddressType;
+use crate::model::{AddressType, JobGroup};
 use crate::store::{detach, Store, StoreError};
 
 /// How often dead registrations are removed and group lists refreshed (XXL-JOB's beat).
@@ -195,16 +195,27 @@ pub async fn refresh_all(store: &Store) -> Result<(), StoreError> {
         if group.address_type != AddressType::Auto {
             continue; // manual groups keep what the operator typed
         }
-        let mut addresses: Vec<String> = live
+        let addresses = live
             .iter()
             .filter(|r| r.registry_group == "EXECUTOR" && r.registry_key == group.app_name)
-            .map(|r| r.registry_value.clone())
-            .collect();
-        addresses.sort();
-        addresses.dedup();
-        if addresses != group.address_list {
-            store.set_group_addresses(group.id, &addresses, now).await?;
-        }
+            .map(|r| r.registry_value.clone());
+        write_if_changed(store, &group, addresses, now).await?;
+    }
+    Ok(())
+}
+
+/// Stores an automatic group's address list, sorted and without repeats, if it changed.
+async fn write_if_changed(
+    store: &Store,
+    group: &JobGroup,
+    addresses: impl Iterator<Item = String>,
+    now: i64,
+) -> Result<(), StoreError> {
+    let mut addresses: Vec<String> = addresses.collect();
+    addresses.sort();
+    addresses.dedup();
+    if addresses != group.address_list {
+        store.set_group_addresses(group.id, &addresses, now).await?;
     }
     Ok(())
 }
@@ -217,18 +228,15 @@ async fn refresh_group(store: &Store, app_name: &str) -> Result<(), StoreError> 
     if group.address_type != AddressType::Auto {
         return Ok(());
     }
-    let mut addresses: Vec<String> = store
-        .find_live_registry_for(app_name, now_ms() - DEAD_AFTER_MS)
-        .await?
-        .into_iter()
-        .map(|r| r.registry_value)
-        .collect();
-    addresses.sort();
-    addresses.dedup();
-    if addresses != group.address_list {
-        store
-            .set_group_addresses(group.id, &addresses, now_ms())
-            .await?;
-    }
-    Ok(())
+    let now = now_ms();
+    let live = store
+        .find_live_registry_for(app_name, now - DEAD_AFTER_MS)
+        .await?;
+    write_if_changed(
+        store,
+        &group,
+        live.into_iter().map(|r| r.registry_value),
+        now,
+    )
+    .await
 }
