@@ -42,6 +42,7 @@ pub enum Command {
 
 /// Entry point of the binary: exit code 0 on a clean stop, 2 for bad settings, 1 for failures.
 pub fn main() -> ExitCode {
+    crate::allocator::tune();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

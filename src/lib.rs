@@ -5,6 +5,7 @@
 
 pub mod actors;
 pub mod alarm;
+pub mod allocator;
 pub mod bootstrap;
 pub mod cli;
 pub mod clock;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use fake_executor::{Behaviour, FakeExecutor};
-use jobwheel::actors::dispatch::{trigger_and_wait, Trigger};
+use jobwheel::actors::dispatch::{trigger_and_wait, Trigger, TriggerBatch};
 use jobwheel::clock::now_ms;
 use jobwheel::config::{AdminArgs, AdminSettings, ConfigFile};
 use jobwheel::model::{
@@ -241,6 +241,73 @@ engine_test!(every_second_cron_fires_once_in_each_second, |admin| {
             );
         }
     }
+});
+
+engine_test!(a_batch_is_prepared_ahead_and_fired_on_time, |admin| {
+    let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    exec.register("ahead").await;
+    let group = admin.group("ahead").await;
+    let running = |j: &mut JobInfo| {
+        j.schedule_type = ScheduleType::Cron;
+        j.schedule_conf = "0 0 0 1 1 ? 2099".into();
+        j.trigger_status = TRIGGER_STATUS_RUNNING;
+    };
+    let a = admin.job(group, running).await;
+    let b = admin.job(group, running).await;
+    let stopped = admin.job(group, |_| {}).await;
+    let missing = stopped + 1_000;
+    // handed over 1.5 s ahead, as the ring does with the next second's fires
+    let at = now_ms() + 1_500;
+    let triggers = [a, b, stopped, missing]
+        .map(|job| Trigger::new(job, TriggerType::Cron, at))
+        .into_iter()
+        .collect();
+    admin.actors.dispatcher.do_send(TriggerBatch {
+        triggers,
+        ahead: true,
+    });
+    // the log rows exist before the fire time, and nothing has reached the executor yet
+    admin
+        .wait_for(
+            "the prepared log rows",
+            Duration::from_millis(1_200),
+            || async { admin.logs_of(a).await.len() == 1 && admin.logs_of(b).await.len() == 1 },
+        )
+        .await;
+    assert!(now_ms() < at, "preparing took longer than the lead");
+    assert!(exec.received().is_empty(), "a prepared fire left early");
+    let log = &admin.logs_of(a).await[0];
+    assert_eq!(
+        (log.schedule_time, log.trigger_time, log.trigger_code),
+        (at, at, 0)
+    );
+
+    admin
+        .wait_for("both fires", Duration::from_secs(5), || async {
+            exec.received().len() == 2
+        })
+        .await;
+    for r in exec.received() {
+        assert!(
+            r.at >= at,
+            "job {} ran at {} before its time {at}",
+            r.param.job_id,
+            r.at
+        );
+        assert_eq!(r.param.log_date_time, at);
+    }
+    // outcomes are written in batches a little after the fires
+    admin
+        .wait_for("the outcomes", Duration::from_secs(5), || async {
+            let (la, lb) = (admin.logs_of(a).await, admin.logs_of(b).await);
+            la[0].trigger_code == 200 && lb[0].trigger_code == 200
+        })
+        .await;
+    assert!(
+        admin.logs_of(stopped).await.is_empty(),
+        "a stopped job's pre-read fire is dropped"
+    );
+    assert!(admin.logs_of(missing).await.is_empty());
 });
 
 engine_test!(routing_strategies_spread_over_three_executors, |admin| {

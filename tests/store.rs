@@ -398,6 +398,84 @@ all_backends!(logs_record_trigger_and_result_once, |db| {
     assert!(!s.append_trigger_msg(id + 1000, "x").await.unwrap());
 });
 
+all_backends!(logs_are_inserted_and_triggered_in_bulk, |db| {
+    let s = &db.store;
+    let g = new_group(s, "bulk-logs").await;
+    let j1 = s.insert_job(&job(g, "j1")).await.unwrap();
+    let j2 = s.insert_job(&job(g, "j2")).await.unwrap();
+    assert!(s.insert_logs(&[]).await.unwrap().is_empty());
+    // more rows than one statement carries, alternating jobs, so order mistakes show
+    let logs: Vec<NewLog> = (0..2_500)
+        .map(|i| new_log(g, if i % 2 == 0 { j1 } else { j2 }, 10_000 + i))
+        .collect();
+    let ids = s.insert_logs(&logs).await.unwrap();
+    assert_eq!(ids.len(), logs.len());
+    let mut unique = ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "ids are distinct");
+    for (i, id) in [
+        (0usize, ids[0]),
+        (1, ids[1]),
+        (1_999, ids[1_999]),
+        (2_499, ids[2_499]),
+    ] {
+        let log = s.get_log(id).await.unwrap().unwrap();
+        assert_eq!(
+            (log.job_id, log.trigger_time, log.trigger_code),
+            (logs[i].job_id, logs[i].trigger_time, 0),
+            "row {i} has the id returned at position {i}"
+        );
+    }
+
+    let mut failed = accepted("http://e:2/");
+    failed.trigger_code = 500;
+    failed.trigger_msg = "refused é".into();
+    failed.executor_address = None;
+    failed.executor_sharding_param = Some("0/2".into());
+    failed.executor_fail_retry_count = 3;
+    let outcomes: Vec<(i64, TriggerOutcome)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            (
+                *id,
+                if i == 7 {
+                    failed.clone()
+                } else {
+                    accepted("http://e:1/")
+                },
+            )
+        })
+        .collect();
+    s.set_trigger_outcomes(&outcomes).await.unwrap();
+    s.set_trigger_outcomes(&[]).await.unwrap();
+    let ok = s.get_log(ids[2_400]).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            ok.trigger_code,
+            ok.trigger_msg.as_deref(),
+            ok.executor_address.as_deref()
+        ),
+        (200, Some("ok"), Some("http://e:1/"))
+    );
+    let bad = s.get_log(ids[7]).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            bad.trigger_code,
+            bad.trigger_msg.as_deref(),
+            bad.executor_address
+        ),
+        (500, Some("refused é"), None)
+    );
+    assert_eq!(bad.executor_sharding_param.as_deref(), Some("0/2"));
+    assert_eq!(bad.executor_fail_retry_count, 3);
+    // an outcome for a log that is gone changes nothing and is no error
+    s.set_trigger_outcomes(&[(ids[2_499] + 10_000, accepted("x"))])
+        .await
+        .unwrap();
+});
+
 all_backends!(log_list_filters_by_status_job_and_time, |db| {
     let s = &db.store;
     let g = new_group(s, "ll").await;

@@ -10,13 +10,17 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tokio::sync::{oneshot, Semaphore};
 
-use super::trigger::{run_trigger, TriggerEnv, TriggerReport};
+use super::outcome_writer::OutcomeWriter;
+use super::trigger::{
+    after_fire, fire_prepared, prepare_batch, Prepared, TriggerEnv, TriggerReport,
+};
 use crate::clock::now_ms;
 use crate::executor_client::ExecutorClient;
 use crate::model::TriggerType;
@@ -65,6 +69,17 @@ impl Trigger {
     }
 }
 
+/// Many triggers at once, prepared together (one job read, one log insert).
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct TriggerBatch {
+    /// The triggers.
+    pub triggers: Vec<Trigger>,
+    /// Pre-read fires handed over ahead of time: each calls its executor at its own
+    /// `schedule_time` (at once if that has passed). Otherwise all fire as soon as prepared.
+    pub ahead: bool,
+}
+
 /// A worker reports how long one dispatch took, for slow-pool accounting.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
@@ -107,8 +122,7 @@ pub struct DispatchSettings {
 struct Pool {
     name: &'static str,
     workers: Vec<Addr<TriggerWorker>>,
-    permits: Arc<Semaphore>,
-    max_in_flight: usize,
+    outstanding: Arc<AtomicUsize>,
     // kept so the threads live as long as the dispatcher
     _arbiters: Vec<Arbiter>,
     dispatched: u64,
@@ -122,21 +136,24 @@ impl Pool {
         env: &TriggerEnv,
         dispatcher: &Addr<Dispatcher>,
     ) -> Pool {
-        let max_in_flight = max_in_flight.max(1);
-        let permits = Arc::new(Semaphore::new(max_in_flight));
+        let permits = Arc::new(Semaphore::new(max_in_flight.max(1)));
+        let outstanding = Arc::new(AtomicUsize::new(0));
         let mut workers = Vec::new();
         let mut handles = Vec::new();
         for index in 0..arbiters.max(1) {
             let arbiter = Arbiter::new();
             let env = env.clone();
             let permits = permits.clone();
+            let outstanding = outstanding.clone();
             let dispatcher = dispatcher.clone();
             let worker =
                 TriggerWorker::start_in_arbiter(&arbiter.handle(), move |_| TriggerWorker {
                     pool: name,
                     index,
+                    outcomes: OutcomeWriter::new(env.store.clone()),
                     env,
                     permits,
+                    outstanding,
                     dispatcher,
                     client: Rc::new(ExecutorClient::default()),
                     router: Rc::new(RefCell::new(Router::new())),
@@ -147,21 +164,25 @@ impl Pool {
         Pool {
             name,
             workers,
-            permits,
-            max_in_flight,
+            outstanding,
             _arbiters: handles,
             dispatched: 0,
         }
     }
 
+    /// Triggers accepted and not yet finished, including prepared ones waiting for their second.
     fn in_flight(&self) -> usize {
-        self.max_in_flight - self.permits.available_permits()
+        self.outstanding.load(Ordering::Acquire)
     }
 
-    fn send(&mut self, trigger: Trigger) {
-        let index = (trigger.job_id.unsigned_abs() as usize) % self.workers.len();
-        self.dispatched += 1;
-        self.workers[index].do_send(trigger);
+    fn worker_of(&self, job_id: i32) -> usize {
+        (job_id.unsigned_abs() as usize) % self.workers.len()
+    }
+
+    fn send(&mut self, worker: usize, triggers: Vec<Trigger>, ahead: bool) {
+        self.dispatched += triggers.len() as u64;
+        self.outstanding.fetch_add(triggers.len(), Ordering::AcqRel);
+        self.workers[worker].do_send(TriggerBatch { triggers, ahead });
     }
 }
 
@@ -254,20 +275,48 @@ impl Supervised for Dispatcher {
 impl Handler<Trigger> for Dispatcher {
     type Result = ();
 
-    fn handle(&mut self, msg: Trigger, _ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: Trigger, ctx: &mut Self::Context) {
+        self.handle(
+            TriggerBatch {
+                triggers: vec![msg],
+                ahead: false,
+            },
+            ctx,
+        );
+    }
+}
+
+impl Handler<TriggerBatch> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: TriggerBatch, _ctx: &mut Self::Context) {
         self.roll_minute();
-        let slow = self.is_slow(msg.job_id);
-        let pool = if slow {
-            self.slow.as_mut()
-        } else {
-            self.fast.as_mut()
+        let (Some(fast), Some(slow)) = (self.fast.as_ref(), self.slow.as_ref()) else {
+            log::error!(
+                "{} trigger(s) dropped: dispatch pools are stopped",
+                msg.triggers.len()
+            );
+            return;
         };
-        match pool {
-            Some(pool) => pool.send(msg),
-            None => log::error!(
-                "trigger of job {} dropped: dispatch pools are stopped",
-                msg.job_id
-            ),
+        // one sub-batch per worker: a job's triggers always meet the same routing state
+        let mut fast_parts: Vec<Vec<Trigger>> =
+            (0..fast.workers.len()).map(|_| Vec::new()).collect();
+        let mut slow_parts: Vec<Vec<Trigger>> =
+            (0..slow.workers.len()).map(|_| Vec::new()).collect();
+        for trigger in msg.triggers {
+            if self.is_slow(trigger.job_id) {
+                slow_parts[slow.worker_of(trigger.job_id)].push(trigger);
+            } else {
+                fast_parts[fast.worker_of(trigger.job_id)].push(trigger);
+            }
+        }
+        for (pool, parts) in [(&mut self.fast, fast_parts), (&mut self.slow, slow_parts)] {
+            let Some(pool) = pool.as_mut() else { continue };
+            for (worker, part) in parts.into_iter().enumerate() {
+                if !part.is_empty() {
+                    pool.send(worker, part, msg.ahead);
+                }
+            }
         }
     }
 }
@@ -323,9 +372,20 @@ pub struct TriggerWorker {
     index: usize,
     env: TriggerEnv,
     permits: Arc<Semaphore>,
+    outstanding: Arc<AtomicUsize>,
     dispatcher: Addr<Dispatcher>,
     client: Rc<ExecutorClient>,
     router: Rc<RefCell<Router>>,
+    outcomes: Rc<OutcomeWriter>,
+}
+
+/// Counts a trigger as finished when dropped, however its task ends.
+struct Outstanding(Arc<AtomicUsize>);
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Actor for TriggerWorker {
@@ -337,35 +397,76 @@ impl Actor for TriggerWorker {
     }
 }
 
-impl Handler<Trigger> for TriggerWorker {
+impl Handler<TriggerBatch> for TriggerWorker {
     type Result = ();
 
-    fn handle(&mut self, mut msg: Trigger, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: TriggerBatch, _ctx: &mut Self::Context) {
         let env = self.env.clone();
         let permits = self.permits.clone();
         let client = self.client.clone();
         let router = self.router.clone();
+        let outcomes = self.outcomes.clone();
         let dispatcher = self.dispatcher.clone();
-        let job_id = msg.job_id;
-        let reply = msg.reply.take();
-        // each trigger runs concurrently with the others of this worker, up to the pool's limit
-        ctx.spawn(
-            async move {
-                let Ok(_permit) = permits.acquire_owned().await else {
-                    return;
-                };
-                let started = Instant::now();
-                let report = run_trigger(&env, &client, &router, msg).await;
-                dispatcher.do_send(DispatchTimed {
-                    job_id,
-                    elapsed_ms: started.elapsed().as_millis(),
-                });
-                if let Some(reply) = reply {
-                    let _ = reply.send(report);
+        let mut guards: Vec<Outstanding> = (0..msg.triggers.len())
+            .map(|_| Outstanding(self.outstanding.clone()))
+            .collect();
+        // Tasks of their own, not `ctx.spawn`: an actor's context polls every future it holds on
+        // each wake-up, which made a burst of N triggers cost O(N²) polls (seen in `perf`).
+        actix::spawn(async move {
+            let mut triggers = msg.triggers;
+            let replies: Vec<_> = triggers.iter_mut().map(|t| t.reply.take()).collect();
+            let prepared = prepare_batch(&env, triggers, msg.ahead).await;
+            let mut ready = Vec::with_capacity(prepared.len());
+            for (prepared, reply) in prepared.into_iter().zip(replies) {
+                match prepared {
+                    Prepared::Ready(p) => ready.push((p, reply)),
+                    Prepared::Skipped(report) => {
+                        drop(guards.pop());
+                        if let Some(reply) = reply {
+                            let _ = reply.send(report);
+                        }
+                    }
                 }
             }
-            .into_actor(self),
-        );
+            ready.sort_by_key(|(p, _)| p.schedule_time());
+            // A fire's task is spawned only once it is due and holds a permit: a task's future
+            // is allocated whole at spawn, and thousands waiting at once cost tens of MiB.
+            for (p, reply) in ready {
+                let guard = guards.pop();
+                if msg.ahead {
+                    let wait = p.schedule_time() - now_ms();
+                    if wait > 0 {
+                        actix_rt::time::sleep(Duration::from_millis(wait as u64)).await;
+                    }
+                }
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
+                let (env, client, router, outcomes, dispatcher) = (
+                    env.clone(),
+                    client.clone(),
+                    router.clone(),
+                    outcomes.clone(),
+                    dispatcher.clone(),
+                );
+                // each trigger runs concurrently with the others, up to the pool's limit
+                actix::spawn(async move {
+                    let _guard = guard;
+                    let started = Instant::now();
+                    let (report, rows) = fire_prepared(&env, &client, &router, &p).await;
+                    drop(permit);
+                    dispatcher.do_send(DispatchTimed {
+                        job_id: p.job_id(),
+                        elapsed_ms: started.elapsed().as_millis(),
+                    });
+                    outcomes.record(rows).await;
+                    after_fire(&env, &p, &report).await;
+                    if let Some(reply) = reply {
+                        let _ = reply.send(report);
+                    }
+                });
+            }
+        });
     }
 }
 

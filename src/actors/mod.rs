@@ -1,7 +1,7 @@
 //! Every long-lived component is an actor; this module holds the admin's and the executor's.
 //!
 //! Admin: [`schedule`] (pre-read), [`ring`] (60 one-second slots), [`dispatch`] (fast/slow pools
-//! running [`trigger`]s), [`registry`] (executor registrations), [`callback`] (results),
+//! running [`trigger`]s, their outcomes written by [`outcome_writer`]), [`registry`] (executor registrations), [`callback`] (results),
 //! and the monitors ([`monitor`]): [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost
 //! results), [`monitor_report`] (daily counts, retention).
 //! Executor: [`job_thread`] (one `JobActor` per jobId), [`executor_callback`] (results to the
@@ -17,6 +17,7 @@ pub mod monitor;
 pub mod monitor_fail;
 pub mod monitor_lost;
 pub mod monitor_report;
+pub mod outcome_writer;
 pub mod registrar;
 pub mod registry;
 pub mod ring;

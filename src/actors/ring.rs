@@ -1,21 +1,28 @@
 //! RingActor: 60 one-second slots of pre-read fire times (XXL-JOB's ring thread).
 //!
-//! The tick is re-armed to the next wall-clock second each time, so it never drifts; each tick
-//! drains the current and the two previous slots, so a late tick loses nothing. Entries carry
-//! their own fire time: one that is not yet due stays in its slot.
+//! The tick is re-armed to the next wall-clock second each time, so it never drifts. Each tick
+//! hands the dispatcher, as one batch, every entry of the two previous slots, the current one
+//! and the next [`LEAD_SECONDS`]: the dispatcher prepares them (job read, log rows) during the
+//! remaining time and calls each executor at its entry's own fire time, so the database work of
+//! a second's fires is done before that second starts. A late tick loses nothing. Entries carry
+//! their own fire time: one not yet handed over (a minute later in the same slot) stays.
 
 use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::dispatch::{Dispatcher, Trigger};
+use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
 use crate::clock::now_ms;
 use crate::model::TriggerType;
 
 /// Slots in the ring: one per second of a minute.
 pub const SLOTS: usize = 60;
-/// Slots drained per tick: the current one and those a late tick may have skipped.
-const SLOTS_PER_TICK: i64 = 3;
+/// Slots drained behind the current one: those a late tick may have skipped.
+const SLOTS_BEHIND: i64 = 2;
+/// Whole seconds ahead whose fires are handed over for preparation. One leaves a second's
+/// fires 999 ms to be prepared; a job stopped in that time still fires once (as in XXL-JOB,
+/// whose trigger does not re-check the status).
+pub const LEAD_SECONDS: i64 = 1;
 
 /// Put a fire time into the ring.
 #[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +34,11 @@ pub struct Schedule {
     pub fire_time: i64,
 }
 
+/// Many fire times at once (one pre-read pass's).
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+#[rtype(result = "()")]
+pub struct ScheduleAll(pub Vec<Schedule>);
+
 /// How many fire times wait in the ring (shutdown waits for zero).
 #[derive(Message, Debug)]
 #[rtype(result = "usize")]
@@ -36,6 +48,8 @@ pub struct PendingCount;
 pub struct RingActor {
     slots: Vec<Vec<Schedule>>,
     dispatcher: Addr<Dispatcher>,
+    /// The last second whose entries were handed over; later arrivals for it go at once.
+    handed_through: i64,
 }
 
 impl RingActor {
@@ -44,6 +58,7 @@ impl RingActor {
         RingActor {
             slots: vec![Vec::new(); SLOTS],
             dispatcher,
+            handed_through: i64::MIN,
         }
     }
 
@@ -56,9 +71,20 @@ impl RingActor {
         });
     }
 
-    /// Fires every entry due at `now` from the current and the previous slots.
+    /// Hands over every entry due by the end of `now`'s second plus [`LEAD_SECONDS`].
     fn tick(&mut self, now: i64) {
-        for entry in self.take_due(now) {
+        let through = now.div_euclid(1_000) + LEAD_SECONDS;
+        self.handed_through = self.handed_through.max(through);
+        let entries = take_through(&mut self.slots, through);
+        self.hand_over(entries, now);
+    }
+
+    fn hand_over(&self, entries: Vec<Schedule>, now: i64) {
+        if entries.is_empty() {
+            return;
+        }
+        let mut triggers = Vec::with_capacity(entries.len());
+        for entry in entries {
             let late = now - entry.fire_time;
             if late > 1_500 {
                 log::warn!(
@@ -67,16 +93,30 @@ impl RingActor {
                     entry.fire_time
                 );
             }
-            self.dispatcher.do_send(Trigger::new(
+            triggers.push(Trigger::new(
                 entry.job_id,
                 TriggerType::Cron,
                 entry.fire_time,
             ));
         }
+        self.dispatcher.do_send(TriggerBatch {
+            triggers,
+            ahead: true,
+        });
     }
 
-    fn take_due(&mut self, now: i64) -> Vec<Schedule> {
-        take_due_from(&mut self.slots, now)
+    fn add(&mut self, entries: Vec<Schedule>) {
+        // an entry whose second was already handed over (a slow pre-read) must not wait a minute
+        let mut now_due = Vec::new();
+        for entry in entries {
+            if entry.fire_time.div_euclid(1_000) <= self.handed_through {
+                now_due.push(entry);
+            } else {
+                let slot = entry.fire_time.div_euclid(1_000).rem_euclid(SLOTS as i64) as usize;
+                self.slots[slot].push(entry);
+            }
+        }
+        self.hand_over(now_due, now_ms());
     }
 
     fn pending(&self) -> usize {
@@ -84,19 +124,19 @@ impl RingActor {
     }
 }
 
-/// Removes and returns the entries of the current and previous slots whose second has come.
-fn take_due_from(slots: &mut [Vec<Schedule>], now: i64) -> Vec<Schedule> {
-    let second = now.div_euclid(1_000);
+/// Removes and returns the entries whose second is at most `through`, from the slots of
+/// [`SLOTS_BEHIND`] seconds before the current one (`through - LEAD_SECONDS`) up to `through`.
+fn take_through(slots: &mut [Vec<Schedule>], through: i64) -> Vec<Schedule> {
     let mut due_all = Vec::new();
-    for back in 0..SLOTS_PER_TICK {
-        let slot = (second - back).rem_euclid(SLOTS as i64) as usize;
+    for second in (through - LEAD_SECONDS - SLOTS_BEHIND)..=through {
+        let slot = second.rem_euclid(SLOTS as i64) as usize;
         if slots[slot].is_empty() {
             continue;
         }
         let entries = std::mem::take(&mut slots[slot]);
         let (due, later): (Vec<Schedule>, Vec<Schedule>) = entries
             .into_iter()
-            .partition(|e| e.fire_time.div_euclid(1_000) <= second);
+            .partition(|e| e.fire_time.div_euclid(1_000) <= through);
         slots[slot] = later;
         due_all.extend(due);
     }
@@ -130,12 +170,15 @@ impl Handler<Schedule> for RingActor {
     type Result = ();
 
     fn handle(&mut self, msg: Schedule, _ctx: &mut Self::Context) {
-        let slot = msg.fire_time.div_euclid(1_000).rem_euclid(SLOTS as i64) as usize;
-        self.slots[slot].push(msg);
-        // an entry whose second already passed (a slow pre-read) must not wait a whole minute
-        if msg.fire_time <= now_ms() {
-            self.tick(now_ms());
-        }
+        self.add(vec![msg]);
+    }
+}
+
+impl Handler<ScheduleAll> for RingActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ScheduleAll, _ctx: &mut Self::Context) {
+        self.add(msg.0);
     }
 }
 
@@ -152,7 +195,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn due_entries_leave_and_later_ones_stay() {
+    fn entries_through_the_lead_leave_and_later_ones_stay() {
         let mut slots = vec![Vec::new(); SLOTS];
         let base = 1_700_000_000_000_i64; // a whole second
         let slot = |t: i64| (t / 1_000 % 60) as usize;
@@ -178,9 +221,21 @@ mod tests {
             ids.sort_unstable();
             ids
         };
-        assert_eq!(ids(take_due_from(&mut slots, base + 5)), vec![1, 2]);
-        assert_eq!(ids(take_due_from(&mut slots, base + 1_003)), vec![3]);
-        assert!(take_due_from(&mut slots, base + 1_500).is_empty());
+        let second = |t: i64| t / 1_000;
+        // the tick at `base` hands over its own second and the next one
+        assert_eq!(
+            ids(take_through(&mut slots, second(base) + LEAD_SECONDS)),
+            vec![1, 2, 3]
+        );
+        assert!(take_through(&mut slots, second(base + 1_000) + LEAD_SECONDS).is_empty());
         assert_eq!(slots.iter().map(Vec::len).sum::<usize>(), 1);
+        // a minute later the last one is handed over
+        assert_eq!(
+            ids(take_through(
+                &mut slots,
+                second(base + 60_000) + LEAD_SECONDS
+            )),
+            vec![4]
+        );
     }
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use chrono_tz::Tz;
 
-use super::dispatch::{Dispatcher, Trigger};
-use super::ring::{RingActor, Schedule};
+use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
+use super::ring::{RingActor, Schedule, ScheduleAll};
 use crate::clock::now_ms;
 use crate::model::{JobInfo, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
 use crate::store::{ScheduleUpdate, Store, StoreError};
@@ -136,19 +136,27 @@ impl ScheduleActor {
 
     fn deliver(&self, fires: Vec<Fire>) {
         let now = now_ms();
-        for fire in fires {
-            if fire.fire_time <= now {
-                self.dispatcher.do_send(Trigger::new(
-                    fire.job_id,
-                    fire.trigger_type,
-                    fire.fire_time,
-                ));
-            } else {
-                self.ring.do_send(Schedule {
-                    job_id: fire.job_id,
-                    fire_time: fire.fire_time,
-                });
-            }
+        let (due, later): (Vec<Fire>, Vec<Fire>) =
+            fires.into_iter().partition(|f| f.fire_time <= now);
+        if !due.is_empty() {
+            self.dispatcher.do_send(TriggerBatch {
+                triggers: due
+                    .into_iter()
+                    .map(|f| Trigger::new(f.job_id, f.trigger_type, f.fire_time))
+                    .collect(),
+                ahead: false,
+            });
+        }
+        if !later.is_empty() {
+            self.ring.do_send(ScheduleAll(
+                later
+                    .into_iter()
+                    .map(|f| Schedule {
+                        job_id: f.job_id,
+                        fire_time: f.fire_time,
+                    })
+                    .collect(),
+            ));
         }
     }
 }

@@ -1,7 +1,13 @@
-//! One trigger, start to end (XXL-JOB `XxlJobTrigger.trigger` / `processTrigger`): load the job
-//! and its group, choose the executor(s), insert the log row, call `run`, record the answer.
+//! Triggers, start to end (XXL-JOB `XxlJobTrigger.trigger` / `processTrigger`), in two steps.
+//!
+//! [`prepare_batch`] loads the jobs, groups and live executors of a whole batch and inserts its
+//! log rows with one statement; the ring does this a second ahead, so at the fire time only
+//! [`fire_prepared`] is left: choose the executor, call `run`, and hand the outcome to a batched
+//! writer. XXL-JOB does these statements one by one per fire, at the fire time.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use chrono_tz::Tz;
 
@@ -9,8 +15,8 @@ use super::dispatch::Trigger;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
 use crate::model::{
-    AddressType, JobGroup, JobInfo, NewLog, RouteStrategy, ScheduleType, TriggerOutcome,
-    TriggerType, TRIGGER_STATUS_RUNNING,
+    AddressType, JobGroup, JobInfo, NewLog, Registration, RouteStrategy, ScheduleType,
+    TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{
@@ -63,141 +69,232 @@ impl Targets {
     }
 }
 
-/// Runs one [`Trigger`]; never panics on bad data, records every failure on a log row.
-pub async fn run_trigger(
-    env: &TriggerEnv,
-    client: &ExecutorClient,
-    router: &RefCell<Router>,
-    msg: Trigger,
-) -> TriggerReport {
-    let job_id = msg.job_id;
-    let job = match env
+/// A trigger whose job, executors and log rows are ready: only routing and `run` remain.
+pub struct PreparedTrigger {
+    trigger: Trigger,
+    job: Arc<JobInfo>,
+    group: Option<Arc<JobGroup>>,
+    targets: Arc<Targets>,
+    param: String,
+    fail_retry_count: i32,
+    trigger_time: i64,
+    /// (shard index, shard total, log id), one per log row.
+    shards: Vec<(i32, i32, i64)>,
+}
+
+impl PreparedTrigger {
+    /// The job this trigger runs.
+    pub fn job_id(&self) -> i32 {
+        self.job.id
+    }
+
+    /// The fire time it stands for, epoch ms (0 for manual/API/parent triggers).
+    pub fn schedule_time(&self) -> i64 {
+        self.trigger.schedule_time
+    }
+}
+
+/// What preparing one trigger gave: ready to fire, or a report of why not.
+pub enum Prepared {
+    /// Log rows inserted; fire with [`fire_prepared`].
+    Ready(Box<PreparedTrigger>),
+    /// Nothing to fire (job gone or stopped, database error); the report says why.
+    Skipped(TriggerReport),
+}
+
+fn skipped(error: String) -> Prepared {
+    Prepared::Skipped(TriggerReport {
+        error: Some(error),
+        ..Default::default()
+    })
+}
+
+/// Prepares a batch of triggers with a handful of statements whatever its size: one read of
+/// the jobs, one of each group and of each group's live executors, one multi-row log insert.
+/// The log rows' trigger time is now, or for fires prepared `ahead` of their time that time.
+/// Results are in the order of `triggers`; replies are left to the caller.
+pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool) -> Vec<Prepared> {
+    let count = triggers.len();
+    let result = env
         .store
-        .detached(move |s| async move { s.get_job(job_id).await })
-        .await
-    {
-        Ok(Some(job)) => job,
-        Ok(None) => {
+        .detached(move |store| async move { prepare_in_db(&store, triggers, ahead).await })
+        .await;
+    match result {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            log::error!("{count} trigger(s) failed: cannot prepare them: {e}");
+            (0..count).map(|_| skipped(e.to_string())).collect()
+        }
+    }
+}
+
+async fn prepare_in_db(
+    store: &Store,
+    triggers: Vec<Trigger>,
+    ahead: bool,
+) -> Result<Vec<Prepared>, crate::store::StoreError> {
+    let mut job_ids: Vec<i32> = triggers.iter().map(|t| t.job_id).collect();
+    job_ids.sort_unstable();
+    job_ids.dedup();
+    let jobs: HashMap<i32, Arc<JobInfo>> = store
+        .get_jobs(&job_ids)
+        .await?
+        .into_iter()
+        .map(|j| (j.id, Arc::new(j)))
+        .collect();
+    let mut groups: HashMap<i32, Option<Arc<JobGroup>>> = HashMap::new();
+    let mut live: HashMap<String, Arc<Vec<Registration>>> = HashMap::new();
+    let now = now_ms();
+    let since = now - DEAD_AFTER_MS;
+    for job in jobs.values() {
+        if groups.contains_key(&job.job_group) {
+            continue;
+        }
+        let group = store.get_group(job.job_group).await?.map(Arc::new);
+        if let Some(g) = &group {
+            if g.address_type == AddressType::Auto && !live.contains_key(&g.app_name) {
+                let found = store.find_live_registry_for(&g.app_name, since).await?;
+                live.insert(g.app_name.clone(), Arc::new(found));
+            }
+        }
+        groups.insert(job.job_group, group);
+    }
+    let mut group_targets: HashMap<i32, Arc<Targets>> = HashMap::new();
+
+    let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
+    let mut new_logs: Vec<NewLog> = Vec::new();
+    for msg in triggers {
+        let Some(job) = jobs.get(&msg.job_id).cloned() else {
             log::warn!(
                 "trigger of job {} skipped: the job does not exist",
                 msg.job_id
             );
-            return TriggerReport {
-                error: Some(format!("job {} not found", msg.job_id)),
-                ..Default::default()
-            };
-        }
-        Err(e) => {
-            log::error!(
-                "trigger of job {} failed: cannot load the job: {e}",
-                msg.job_id
-            );
-            return TriggerReport {
-                error: Some(e.to_string()),
-                ..Default::default()
-            };
-        }
-    };
-    // a fire time pre-read before the job was stopped must not run after the stop
-    let scheduled = matches!(msg.trigger_type, TriggerType::Cron | TriggerType::Misfire);
-    if scheduled && job.trigger_status != TRIGGER_STATUS_RUNNING {
-        log::debug!(
-            "job {} stopped: its pre-read fire time {} is dropped",
-            job.id,
-            msg.schedule_time
-        );
-        return TriggerReport {
-            error: Some(format!("job {} is stopped", job.id)),
-            ..Default::default()
+            out.push(skipped(format!("job {} not found", msg.job_id)));
+            continue;
         };
-    }
-    let group_id = job.job_group;
-    let group = match env
-        .store
-        .detached(move |s| async move { s.get_group(group_id).await })
-        .await
-    {
-        Ok(group) => group,
-        Err(e) => {
-            log::error!(
-                "trigger of job {} failed: cannot load group {}: {e}",
+        // a fire time pre-read before the job was stopped must not run after the stop
+        let scheduled = matches!(msg.trigger_type, TriggerType::Cron | TriggerType::Misfire);
+        if scheduled && job.trigger_status != TRIGGER_STATUS_RUNNING {
+            log::debug!(
+                "job {} stopped: its pre-read fire time {} is dropped",
                 job.id,
-                job.job_group
+                msg.schedule_time
             );
-            return TriggerReport {
-                error: Some(e.to_string()),
-                ..Default::default()
-            };
+            out.push(skipped(format!("job {} is stopped", job.id)));
+            continue;
         }
-    };
-    let fail_retry_count = msg
-        .fail_retry_count
-        .filter(|c| *c >= 0)
-        .unwrap_or(job.executor_fail_retry_count);
-    let param = msg
-        .executor_param
-        .clone()
-        .unwrap_or_else(|| job.executor_param.clone());
-    let targets = match targets(env, group.as_ref(), msg.address_list.as_deref()).await {
-        Ok(t) => t,
-        Err(e) => {
-            log::error!(
-                "trigger of job {} failed: cannot read the registry: {e}",
-                job.id
-            );
-            Targets {
-                addresses: Vec::new(),
-                protocols: Vec::new(),
-                registry_type: "Automatic registration",
+        let group = groups.get(&job.job_group).cloned().flatten();
+        let targets = match msg.address_list.as_deref().filter(|l| !l.is_empty()) {
+            Some(list) => Arc::new(Targets {
+                addresses: list.to_vec(),
+                protocols: vec![AdminProtocol::V2; list.len()],
+                registry_type: "Manual entry",
+            }),
+            None => group_targets
+                .entry(job.job_group)
+                .or_insert_with(|| Arc::new(targets_of(group.as_deref(), &live)))
+                .clone(),
+        };
+        let fail_retry_count = msg
+            .fail_retry_count
+            .filter(|c| *c >= 0)
+            .unwrap_or(job.executor_fail_retry_count);
+        let param = msg
+            .executor_param
+            .clone()
+            .unwrap_or_else(|| job.executor_param.clone());
+        let trigger_time = if ahead {
+            msg.schedule_time.max(now)
+        } else {
+            now
+        };
+        let shard = msg.sharding_param.as_deref().and_then(parse_shard);
+        let shards: Vec<(i32, i32, i64)> = if job.executor_route_strategy
+            == RouteStrategy::ShardingBroadcast
+            && !targets.addresses.is_empty()
+            && shard.is_none()
+        {
+            let total = targets.addresses.len() as i32;
+            (0..total).map(|i| (i, total, 0)).collect()
+        } else {
+            let (i, n) = shard.unwrap_or((0, 1));
+            vec![(i, n, 0)]
+        };
+        for _ in &shards {
+            new_logs.push(NewLog {
+                job_group: job.job_group,
+                job_id: job.id,
+                trigger_type: msg.trigger_type,
+                schedule_time: msg.schedule_time,
+                trigger_time,
+            });
+        }
+        out.push(Prepared::Ready(Box::new(PreparedTrigger {
+            trigger: msg,
+            job,
+            group,
+            targets,
+            param,
+            fail_retry_count,
+            trigger_time,
+            shards,
+        })));
+    }
+
+    let mut ids = store.insert_logs(&new_logs).await?.into_iter();
+    for p in &mut out {
+        if let Prepared::Ready(p) = p {
+            for shard in &mut p.shards {
+                shard.2 = ids.next().unwrap_or_default();
             }
         }
-    };
-    let shard = msg.sharding_param.as_deref().and_then(parse_shard);
-    let trigger_time = now_ms();
+    }
+    Ok(out)
+}
 
-    let shards: Vec<(i32, i32)> = if job.executor_route_strategy == RouteStrategy::ShardingBroadcast
-        && !targets.addresses.is_empty()
-        && shard.is_none()
-    {
-        let total = targets.addresses.len() as i32;
-        (0..total).map(|i| (i, total)).collect()
-    } else {
-        vec![shard.unwrap_or((0, 1))]
-    };
-
+/// Routes and runs a prepared trigger on its executors; returns its report and the outcome to
+/// record per log row. Never panics on bad data: every failure ends up in an outcome.
+pub async fn fire_prepared(
+    env: &TriggerEnv,
+    client: &ExecutorClient,
+    router: &RefCell<Router>,
+    p: &PreparedTrigger,
+) -> (TriggerReport, Vec<(i64, TriggerOutcome)>) {
     let mut report = TriggerReport::default();
-    for (index, total) in shards {
+    let mut outcomes = Vec::with_capacity(p.shards.len());
+    for &(index, total, log_id) in &p.shards {
         let one = ProcessTrigger {
-            job: &job,
-            group: group.as_ref(),
-            targets: &targets,
-            trigger: &msg,
-            param: &param,
-            fail_retry_count,
+            job: &p.job,
+            group: p.group.as_deref(),
+            targets: &p.targets,
+            trigger: &p.trigger,
+            param: &p.param,
+            fail_retry_count: p.fail_retry_count,
             index,
             total,
-            trigger_time,
+            trigger_time: p.trigger_time,
         };
-        match process(env, client, router, one).await {
-            Ok((log_id, code)) => {
-                report.log_ids.push(log_id);
-                report.codes.push(code);
-            }
-            Err(e) => {
-                log::error!("trigger of job {} failed: {e}", job.id);
-                report.error = Some(e);
-            }
-        }
+        let (code, outcome) = process(env, client, router, log_id, one).await;
+        report.log_ids.push(log_id);
+        report.codes.push(code);
+        outcomes.push((log_id, outcome));
     }
+    (report, outcomes)
+}
 
-    // a FIX_DELAY job waits for its run to end; if the run never started, nothing will call back
+/// After a prepared trigger's outcomes are recorded: a FIX_DELAY job whose run never started
+/// resumes its schedule, since nothing will call back.
+pub async fn after_fire(env: &TriggerEnv, p: &PreparedTrigger, report: &TriggerReport) {
+    let scheduled = matches!(
+        p.trigger.trigger_type,
+        TriggerType::Cron | TriggerType::Misfire
+    );
     if scheduled
-        && job.schedule_type == ScheduleType::FixDelay
+        && p.job.schedule_type == ScheduleType::FixDelay
         && !report.codes.contains(&SUCCESS_CODE)
     {
-        resume_fix_delay(env, &job, now_ms()).await;
+        resume_fix_delay(env, &p.job, now_ms()).await;
     }
-    report
 }
 
 /// Sets a FIX_DELAY job's next fire time to `ended + delay` if it is still waiting for its run.
@@ -221,33 +318,20 @@ pub async fn resume_fix_delay(env: &TriggerEnv, job: &JobInfo, ended: i64) {
     }
 }
 
-async fn targets(
-    env: &TriggerEnv,
-    group: Option<&JobGroup>,
-    custom: Option<&[String]>,
-) -> Result<Targets, crate::store::StoreError> {
-    if let Some(list) = custom.filter(|l| !l.is_empty()) {
-        return Ok(Targets {
-            addresses: list.to_vec(),
-            protocols: vec![AdminProtocol::V2; list.len()],
-            registry_type: "Manual entry",
-        });
-    }
+/// The executors of a group: its live registrations (automatic) or its fixed list (manual).
+fn targets_of(group: Option<&JobGroup>, live: &HashMap<String, Arc<Vec<Registration>>>) -> Targets {
     let Some(group) = group else {
-        return Ok(Targets {
+        return Targets {
             addresses: Vec::new(),
             protocols: Vec::new(),
             registry_type: "Automatic registration",
-        });
+        };
     };
-    let app = group.app_name.clone();
-    let live = env
-        .store
-        .detached(move |s| async move {
-            s.find_live_registry_for(&app, now_ms() - DEAD_AFTER_MS)
-                .await
-        })
-        .await?;
+    let empty = Vec::new();
+    let live: &[Registration] = live
+        .get(&group.app_name)
+        .map(|l| l.as_slice())
+        .unwrap_or(&empty);
     let protocol = |value: &str| {
         live.iter()
             .find(|r| r.registry_value == value)
@@ -260,14 +344,14 @@ async fn targets(
         AddressType::Manual => group.address_list.clone(),
     };
     let protocols = addresses.iter().map(|a| protocol(a)).collect();
-    Ok(Targets {
+    Targets {
         addresses,
         protocols,
         registry_type: match group.address_type {
             AddressType::Auto => "Automatic registration",
             AddressType::Manual => "Manual entry",
         },
-    })
+    }
 }
 
 /// `"i/n"` → (i, n), when well-formed.
@@ -289,27 +373,15 @@ struct ProcessTrigger<'a> {
     trigger_time: i64,
 }
 
-/// One shard: log row, address, `run`, outcome. Returns the log id and trigger code.
+/// One shard: address, `run`, and the outcome to record on its log row.
 async fn process(
     env: &TriggerEnv,
     client: &ExecutorClient,
     router: &RefCell<Router>,
+    log_id: i64,
     p: ProcessTrigger<'_>,
-) -> Result<(i64, i32), String> {
+) -> (i32, TriggerOutcome) {
     let job = p.job;
-    let new_log = NewLog {
-        job_group: job.job_group,
-        job_id: job.id,
-        trigger_type: p.trigger.trigger_type,
-        schedule_time: p.trigger.schedule_time,
-        trigger_time: p.trigger_time,
-    };
-    let log_id = env
-        .store
-        .detached(move |s| async move { s.insert_log(&new_log).await })
-        .await
-        .map_err(|e| format!("cannot insert the log row: {e}"))?;
-
     let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;
     let addresses = &p.targets.addresses;
     let param = TriggerParam {
@@ -411,16 +483,6 @@ async fn process(
         executor_sharding_param: broadcast.then(|| format!("{}/{}", p.index, p.total)),
         executor_fail_retry_count: p.fail_retry_count,
     };
-    let recorded = env
-        .store
-        .detached(move |s| async move { s.set_trigger_outcome(log_id, &outcome).await })
-        .await;
-    if let Err(e) = recorded {
-        log::error!(
-            "job {} log {log_id}: cannot record the trigger outcome: {e}",
-            job.id
-        );
-    }
     if code == SUCCESS_CODE {
         log::debug!(
             "job {} triggered ({}), log {log_id}, executor {}",
@@ -436,7 +498,7 @@ async fn process(
             run_msg.replace("<br>", " ")
         );
     }
-    Ok((log_id, code))
+    (code, outcome)
 }
 
 /// The HTML summary XXL-JOB stores in `trigger_msg`, in English.

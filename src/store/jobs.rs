@@ -152,7 +152,7 @@ impl Store {
                     columns.join(", "),
                     vec![row.as_str(); chunk.len()].join(", ")
                 ));
-                let mut q = sqlx::query(&sql);
+                let mut q = sqlx::query(&sql).persistent(false);
                 for job in chunk {
                     q = bind_job_fields!(q.bind(job.add_time), job);
                 }
@@ -213,7 +213,7 @@ impl Store {
             placeholders(ids.len())
         ));
         let params: Vec<Param> = ids.iter().map(|i| Param::Int(*i)).collect();
-        on_pool!(self, pool => bind_params!(sqlx::query(&sql), params)
+        on_pool!(self, pool => bind_params!(sqlx::query(&sql).persistent(false), params)
             .fetch_all(pool)
             .await?
             .iter()

@@ -212,44 +212,12 @@ impl Store {
             placeholders(ids.len())
         ));
         let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
-        on_pool!(self, pool => bind_params!(sqlx::query(&sql), params)
+        on_pool!(self, pool => bind_params!(sqlx::query(&sql).persistent(false), params)
             .fetch_all(pool)
             .await?
             .iter()
             .map(log_from_row)
             .collect())
-    }
-
-    /// Stores many results in one transaction, each only if its log has none yet (as
-    /// [`Store::complete_log`]); the answer says per result whether it was stored.
-    pub async fn complete_logs(
-        &self,
-        results: &[LogResultRow],
-        now: i64,
-    ) -> StoreResult<Vec<bool>> {
-        if results.is_empty() {
-            return Ok(Vec::new());
-        }
-        let sql = self.sql(COMPLETE_LOG);
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            let mut stored = Vec::with_capacity(results.len());
-            for r in results {
-                let n = sqlx::query(&sql)
-                    .bind(r.handle_code)
-                    .bind(r.handle_msg.as_deref())
-                    .bind(now)
-                    .bind(r.handle_code)
-                    .bind(alarm_status::NOT_NEEDED)
-                    .bind(r.log_id)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                stored.push(n > 0);
-            }
-            tx.commit().await?;
-            Ok(stored)
-        })
     }
 
     /// One log row by id.
@@ -397,7 +365,7 @@ impl Store {
             placeholders(ids.len())
         ));
         let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
-        let done = on_pool!(self, pool => bind_params!(sqlx::query(&sql), params).execute(pool).await?.rows_affected());
+        let done = on_pool!(self, pool => bind_params!(sqlx::query(&sql).persistent(false), params).execute(pool).await?.rows_affected());
         Ok(done)
     }
 

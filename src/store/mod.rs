@@ -20,6 +20,7 @@ mod dialect;
 mod glue;
 mod groups;
 mod jobs;
+mod log_batch;
 mod logs;
 mod registry;
 mod reports;

@@ -259,26 +259,26 @@ impl ScheduleTx {
             let ids = match &mut self.tx {
                 Tx::Sqlite(tx) => {
                     let sql = claim_returning_sql(chunk.len());
-                    let q = bind_claims!(sqlx::query(&sql), chunk);
+                    let q = bind_claims!(sqlx::query(&sql).persistent(false), chunk);
                     ids_of(q.fetch_all(&mut **tx).await?)?
                 }
                 Tx::Postgres(tx) => {
                     let sql = numbered_placeholders(&claim_returning_sql(chunk.len()));
-                    let q = bind_claims!(sqlx::query(&sql), chunk);
+                    let q = bind_claims!(sqlx::query(&sql).persistent(false), chunk);
                     ids_of(q.fetch_all(&mut **tx).await?)?
                 }
                 Tx::MySql(tx) => {
                     // no RETURNING: update through a derived table, then read back which rows
                     // now hold exactly the new times (the lock keeps other schedulers out)
                     let sql = claim_mysql_sql(chunk.len());
-                    bind_claims!(sqlx::query(&sql), chunk)
+                    bind_claims!(sqlx::query(&sql).persistent(false), chunk)
                         .execute(&mut **tx)
                         .await?;
                     let check = format!(
                         "SELECT id, trigger_last_time, trigger_next_time, trigger_status FROM job_info WHERE id IN ({})",
                         super::placeholders(chunk.len())
                     );
-                    let mut q = sqlx::query(&check);
+                    let mut q = sqlx::query(&check).persistent(false);
                     for u in chunk {
                         q = q.bind(u.id);
                     }

@@ -1,0 +1,291 @@
+//! Many-row writes of `job_log` for the trigger and callback paths: one statement per chunk
+//! instead of one per fire, which is what lets a second's fires leave on time.
+//!
+//! Their SQL differs with the row count, so none is kept in sqlx's per-connection statement
+//! cache (`persistent(false)`): caching every row count's statement on each connection cost
+//! the admin about 70 MiB of RSS at 5,000 fires/s (244 against 172 MiB, throughput benchmark).
+
+use std::collections::HashSet;
+
+use super::logs::LogResultRow;
+use super::rows::RowExt;
+use super::{placeholders, Db, Store, StoreResult};
+use crate::model::{alarm_status, NewLog, TriggerOutcome};
+
+/// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
+/// lowest) at 8 parameters a row.
+const CHUNK: usize = 1_000;
+
+const INSERT_HEAD: &str = "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, \
+    trigger_time, trigger_code, handle_code, handle_time, executor_fail_retry_count, alarm_status) VALUES ";
+const INSERT_ROW: &str = "(?, ?, ?, ?, ?, 0, 0, 0, 0, 0)";
+
+/// `(?, ?, ...), (?, ?, ...)`: `rows` copies of `row`.
+fn repeated(row: &str, rows: usize) -> String {
+    let mut s = String::with_capacity((row.len() + 2) * rows);
+    for i in 0..rows {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(row);
+    }
+    s
+}
+
+macro_rules! bind_new_logs {
+    ($query:expr, $logs:expr) => {{
+        let mut q = $query;
+        for l in $logs {
+            q = q
+                .bind(l.job_group)
+                .bind(l.job_id)
+                .bind(l.trigger_type.as_str())
+                .bind(l.schedule_time)
+                .bind(l.trigger_time);
+        }
+        q
+    }};
+}
+
+macro_rules! bind_outcomes {
+    ($query:expr, $rows:expr) => {{
+        let mut q = $query;
+        for (id, o) in $rows {
+            q = q
+                .bind(*id)
+                .bind(o.trigger_code)
+                .bind(&o.trigger_msg)
+                .bind(&o.executor_address)
+                .bind(&o.executor_handler)
+                .bind(&o.executor_param)
+                .bind(&o.executor_sharding_param)
+                .bind(o.executor_fail_retry_count);
+        }
+        q
+    }};
+}
+
+/// Code and message of a result: results sharing both are stored by one statement.
+type ResultKey<'a> = (i32, Option<&'a str>);
+
+impl Store {
+    /// Inserts log rows, one statement per chunk, and returns their ids in the order given.
+    ///
+    /// A single INSERT numbers its rows in the order of its VALUES list on every backend, so the
+    /// sorted returned ids line up with the input. MySQL returns only the first id; its rows
+    /// are consecutive unless `innodb_autoinc_lock_mode` is 2 (interleaved), in which case each
+    /// row is inserted on its own inside one transaction.
+    pub async fn insert_logs(&self, logs: &[NewLog]) -> StoreResult<Vec<i64>> {
+        let mut ids = Vec::with_capacity(logs.len());
+        for chunk in logs.chunks(CHUNK) {
+            let values = repeated(INSERT_ROW, chunk.len());
+            // `sql` is a no-op on SQLite, `?` → `$n` on PostgreSQL
+            let returning = self.sql(format!(
+                "{INSERT_HEAD}{values} RETURNING CAST(id AS BIGINT) AS id"
+            ));
+            let mut chunk_ids = match &self.db {
+                Db::Sqlite(pool) => ids_of(
+                    &bind_new_logs!(sqlx::query(&returning).persistent(false), chunk)
+                        .fetch_all(pool)
+                        .await?,
+                )?,
+                Db::Postgres(pool) => ids_of(
+                    &bind_new_logs!(sqlx::query(&returning).persistent(false), chunk)
+                        .fetch_all(pool)
+                        .await?,
+                )?,
+                Db::MySql(pool) => {
+                    let mut tx = pool.begin().await?;
+                    let mode: i64 =
+                        sqlx::query_scalar("SELECT CAST(@@innodb_autoinc_lock_mode AS SIGNED)")
+                            .fetch_one(&mut *tx)
+                            .await?;
+                    let ids = if mode <= 1 {
+                        let sql = format!("{INSERT_HEAD}{values}");
+                        let done = bind_new_logs!(sqlx::query(&sql).persistent(false), chunk)
+                            .execute(&mut *tx)
+                            .await?;
+                        let first = done.last_insert_id() as i64;
+                        (first..first + chunk.len() as i64).collect()
+                    } else {
+                        let sql = format!("{INSERT_HEAD}{INSERT_ROW}");
+                        let mut ids = Vec::with_capacity(chunk.len());
+                        for log in chunk {
+                            let done = bind_new_logs!(sqlx::query(&sql), std::iter::once(log))
+                                .execute(&mut *tx)
+                                .await?;
+                            ids.push(done.last_insert_id() as i64);
+                        }
+                        ids
+                    };
+                    tx.commit().await?;
+                    ids
+                }
+            };
+            chunk_ids.sort_unstable();
+            ids.extend(chunk_ids);
+        }
+        Ok(ids)
+    }
+
+    /// Records many trigger outcomes (see [`Store::set_trigger_outcome`]), one statement per chunk.
+    pub async fn set_trigger_outcomes(&self, rows: &[(i64, TriggerOutcome)]) -> StoreResult<()> {
+        const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?)";
+        for chunk in rows.chunks(CHUNK) {
+            match &self.db {
+                Db::Sqlite(pool) => {
+                    let sql = outcome_update_from_values(&repeated(ROW, chunk.len()));
+                    bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                        .execute(pool)
+                        .await?;
+                }
+                Db::Postgres(pool) => {
+                    let sql = self.sql(outcome_update_from_values(&repeated(ROW, chunk.len())));
+                    bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                        .execute(pool)
+                        .await?;
+                }
+                Db::MySql(pool) => {
+                    // MySQL has no UPDATE ... FROM; a join on a derived table does the same
+                    let first =
+                        "SELECT ? AS id, ? AS c, ? AS m, ? AS a, ? AS h, ? AS p, ? AS s, ? AS r";
+                    let rest = " UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?";
+                    let mut derived = String::from(first);
+                    for _ in 1..chunk.len() {
+                        derived.push_str(rest);
+                    }
+                    let sql = format!(
+                        "UPDATE job_log l JOIN ({derived}) v ON l.id = v.id SET l.trigger_code = v.c, \
+                         l.trigger_msg = v.m, l.executor_address = v.a, l.executor_handler = v.h, \
+                         l.executor_param = v.p, l.executor_sharding_param = v.s, \
+                         l.executor_fail_retry_count = v.r"
+                    );
+                    bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                        .execute(pool)
+                        .await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores many results, each only if its log has none yet (as [`Store::complete_log`]); the
+    /// answer says per result whether it was stored. Results sharing a code and message (the
+    /// usual case: every success says the same) are stored with one statement per chunk.
+    pub async fn complete_logs(
+        &self,
+        results: &[LogResultRow],
+        now: i64,
+    ) -> StoreResult<Vec<bool>> {
+        // groups in order of first appearance, so the first of two results for one log wins
+        let mut groups: Vec<(ResultKey<'_>, Vec<i64>)> = Vec::new();
+        for r in results {
+            let key = (r.handle_code, r.handle_msg.as_deref());
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, ids)) => ids.push(r.log_id),
+                None => groups.push((key, vec![r.log_id])),
+            }
+        }
+        let mut updated: HashSet<i64> = HashSet::with_capacity(results.len());
+        for ((code, msg), ids) in &groups {
+            for chunk in ids.chunks(CHUNK) {
+                updated.extend(self.complete_same(*code, *msg, chunk, now).await?);
+            }
+        }
+        // a log id given twice counts as stored once
+        Ok(results.iter().map(|r| updated.remove(&r.log_id)).collect())
+    }
+
+    /// Sets one result on each of `ids` that has none; returns the ids it was set on.
+    async fn complete_same(
+        &self,
+        code: i32,
+        msg: Option<&str>,
+        ids: &[i64],
+        now: i64,
+    ) -> StoreResult<Vec<i64>> {
+        let set = "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
+                   alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END";
+        let list = placeholders(ids.len());
+        macro_rules! bind_set {
+            ($q:expr) => {{
+                let mut q = $q
+                    .bind(code)
+                    .bind(msg)
+                    .bind(now)
+                    .bind(code)
+                    .bind(alarm_status::NOT_NEEDED);
+                for id in ids {
+                    q = q.bind(*id);
+                }
+                q
+            }};
+        }
+        let returning = self.sql(format!(
+            "{set} WHERE handle_code = 0 AND id IN ({list}) RETURNING CAST(id AS BIGINT) AS id"
+        ));
+        match &self.db {
+            Db::Sqlite(pool) => ids_of(
+                &bind_set!(sqlx::query(&returning).persistent(false))
+                    .fetch_all(pool)
+                    .await?,
+            ),
+            Db::Postgres(pool) => ids_of(
+                &bind_set!(sqlx::query(&returning).persistent(false))
+                    .fetch_all(pool)
+                    .await?,
+            ),
+            Db::MySql(pool) => {
+                // no UPDATE ... RETURNING: lock the open rows, then update exactly those
+                let mut tx = pool.begin().await?;
+                let select = format!(
+                    "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({list}) FOR UPDATE"
+                );
+                let mut q = sqlx::query(&select).persistent(false);
+                for id in ids {
+                    q = q.bind(*id);
+                }
+                let open: Vec<i64> = q
+                    .fetch_all(&mut *tx)
+                    .await?
+                    .iter()
+                    .map(|r| r.long("id"))
+                    .collect::<Result<_, _>>()?;
+                if !open.is_empty() {
+                    let sql = format!("{set} WHERE id IN ({})", placeholders(open.len()));
+                    let mut q = sqlx::query(&sql)
+                        .persistent(false)
+                        .bind(code)
+                        .bind(msg)
+                        .bind(now)
+                        .bind(code)
+                        .bind(alarm_status::NOT_NEEDED);
+                    for id in &open {
+                        q = q.bind(*id);
+                    }
+                    q.execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(open)
+            }
+        }
+    }
+}
+
+/// The `id` column of every row.
+fn ids_of(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
+    Ok(rows
+        .iter()
+        .map(|r| r.long("id"))
+        .collect::<Result<_, _>>()?)
+}
+
+/// The SQLite/PostgreSQL many-row outcome update: `UPDATE ... FROM` a VALUES list.
+fn outcome_update_from_values(values: &str) -> String {
+    format!(
+        "WITH v (id, c, m, a, h, p, s, r) AS (VALUES {values}) \
+         UPDATE job_log SET trigger_code = v.c, trigger_msg = v.m, executor_address = v.a, \
+         executor_handler = v.h, executor_param = v.p, executor_sharding_param = v.s, \
+         executor_fail_retry_count = v.r FROM v WHERE job_log.id = v.id"
+    )
+}
