@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use super::logs::LogResultRow;
 use super::rows::RowExt;
-use super::{placeholders, Db, Store, StoreResult};
+use super::{placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{alarm_status, NewLog, TriggerOutcome};
 
 /// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
@@ -50,9 +50,9 @@ macro_rules! bind_new_logs {
 macro_rules! bind_outcomes {
     ($query:expr, $rows:expr) => {{
         let mut q = $query;
-        for (id, o) in $rows {
+        for &&(id, ref o) in $rows {
             q = q
-                .bind(*id)
+                .bind(id)
                 .bind(o.trigger_code)
                 .bind(&o.trigger_msg)
                 .bind(&o.executor_address)
@@ -129,9 +129,20 @@ impl Store {
     }
 
     /// Records many trigger outcomes (see [`Store::set_trigger_outcome`]), one statement per chunk.
+    /// Rows are written in id order, and a chunk that lost a deadlock to a concurrent result
+    /// update is retried.
     pub async fn set_trigger_outcomes(&self, rows: &[(i64, TriggerOutcome)]) -> StoreResult<()> {
+        let mut sorted: Vec<&(i64, TriggerOutcome)> = rows.iter().collect();
+        sorted.sort_by_key(|(id, _)| *id);
+        for chunk in sorted.chunks(CHUNK) {
+            retry_on_deadlock(|| self.set_outcome_chunk(chunk)).await?;
+        }
+        Ok(())
+    }
+
+    async fn set_outcome_chunk(&self, chunk: &[&(i64, TriggerOutcome)]) -> StoreResult<()> {
         const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?)";
-        for chunk in rows.chunks(CHUNK) {
+        {
             match &self.db {
                 Db::Sqlite(pool) => {
                     let sql = outcome_update_from_values(&repeated(ROW, chunk.len()));
@@ -187,9 +198,13 @@ impl Store {
             }
         }
         let mut updated: HashSet<i64> = HashSet::with_capacity(results.len());
-        for ((code, msg), ids) in &groups {
+        for ((code, msg), ids) in &mut groups {
+            // rows locked in id order, as the outcome writes lock them
+            ids.sort_unstable();
             for chunk in ids.chunks(CHUNK) {
-                updated.extend(self.complete_same(*code, *msg, chunk, now).await?);
+                let stored =
+                    retry_on_deadlock(|| self.complete_same(*code, *msg, chunk, now)).await?;
+                updated.extend(stored);
             }
         }
         // a log id given twice counts as stored once

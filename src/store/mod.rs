@@ -15,6 +15,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::ConnectOptions as _;
 
 mod dialect;
 mod glue;
@@ -150,6 +151,12 @@ pub struct Store {
     pub(crate) db: Db,
 }
 
+/// Statements slower than this are logged by sqlx ...
+const SLOW_STATEMENT: Duration = Duration::from_secs(1);
+/// ... at debug level only: sqlx prints the whole statement, and a batch write's runs to tens
+/// of kilobytes, which would flood an operator's log at warning level under load.
+const SLOW_STATEMENT_LEVEL: log::LevelFilter = log::LevelFilter::Debug;
+
 /// Runs the same body against whichever pool the store holds; `$pool` is bound to it.
 macro_rules! on_pool {
     ($store:expr, $pool:ident => $body:expr) => {
@@ -176,7 +183,8 @@ impl Store {
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
-                    .busy_timeout(Duration::from_secs(10));
+                    .busy_timeout(Duration::from_secs(10))
+                    .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 let pool = SqlitePoolOptions::new()
                     .max_connections(settings.max_connections.clamp(1, 8))
                     .acquire_timeout(settings.acquire_timeout)
@@ -185,9 +193,11 @@ impl Store {
                 Db::Sqlite(pool)
             }
             Backend::Postgres => {
-                let options = PgConnectOptions::from_str(url).map_err(|e| {
-                    StoreError::BadUrl(format!("invalid PostgreSQL URL '{url}': {e}"))
-                })?;
+                let options = PgConnectOptions::from_str(url)
+                    .map_err(|e| {
+                        StoreError::BadUrl(format!("invalid PostgreSQL URL '{url}': {e}"))
+                    })?
+                    .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 let pool = PgPoolOptions::new()
                     .max_connections(settings.max_connections)
                     .acquire_timeout(settings.acquire_timeout)
@@ -198,7 +208,8 @@ impl Store {
             Backend::MySql => {
                 let url = mysql_url(url);
                 let options = MySqlConnectOptions::from_str(&url)
-                    .map_err(|e| StoreError::BadUrl(format!("invalid MySQL URL '{url}': {e}")))?;
+                    .map_err(|e| StoreError::BadUrl(format!("invalid MySQL URL '{url}': {e}")))?
+                    .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 let pool = MySqlPoolOptions::new()
                     .max_connections(settings.max_connections)
                     .acquire_timeout(settings.acquire_timeout)
@@ -321,6 +332,38 @@ pub(crate) fn placeholders(n: usize) -> String {
         s.push('?');
     }
     s
+}
+
+/// Runs `attempt` again, up to three times in all, while it fails with a deadlock or a
+/// serialization failure (PostgreSQL and MySQL abort one of two statements that lock the same
+/// rows in different orders; the statement itself is sound and succeeds when retried).
+pub(crate) async fn retry_on_deadlock<T, F, Fut>(mut attempt: F) -> StoreResult<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = StoreResult<T>>,
+{
+    let mut tries = 1;
+    loop {
+        match attempt().await {
+            Err(e) if tries < 3 && is_deadlock(&e) => {
+                log::debug!("statement retried after a deadlock: {e}");
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(10 * tries)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A deadlock or serialization failure: SQLSTATE 40P01 or 40001 (MySQL reports its deadlock,
+/// error 1213, as 40001).
+fn is_deadlock(e: &StoreError) -> bool {
+    match e {
+        StoreError::Database(sqlx::Error::Database(db)) => {
+            matches!(db.code().as_deref(), Some("40P01" | "40001"))
+        }
+        _ => false,
+    }
 }
 
 /// Maps a unique-constraint violation to [`StoreError::Duplicate`] naming `what`.
