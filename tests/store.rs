@@ -1031,14 +1031,24 @@ all_backends!(schedule_claims_each_fire_time_once, |db| {
     let mut stopped = job(g, "stopped");
     stopped.trigger_next_time = 1_000;
     s.insert_job(&stopped).await.unwrap();
+    // the newest job is the longest overdue: a limited read must reach it first, or a slow
+    // pass keeps re-reading the low ids and starves it
+    let mut overdue = job(g, "overdue");
+    overdue.trigger_status = TRIGGER_STATUS_RUNNING;
+    overdue.trigger_next_time = 500;
+    let overdue = s.insert_job(&overdue).await.unwrap();
 
     let mut tx = s.begin_schedule().await.unwrap();
     let due = tx.due_jobs(5_000, 100).await.unwrap();
     assert_eq!(
         due.iter().map(|j| j.id).collect::<Vec<_>>(),
-        vec![ids[0], ids[1]]
+        vec![overdue, ids[0], ids[1]]
     );
-    assert_eq!(tx.due_jobs(5_000, 1).await.unwrap().len(), 1);
+    let first = tx.due_jobs(5_000, 1).await.unwrap();
+    assert_eq!(
+        first.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![overdue]
+    );
     let updates = [
         ScheduleUpdate {
             id: ids[0],

@@ -1,5 +1,10 @@
 //! Dispatch: turns a [`Trigger`] into log rows and `run` calls on executors.
 //!
+//! Triggers travel in batches ([`TriggerBatch`]; a single [`Trigger`] is a batch of one): the
+//! ring hands over each second's fires a second early, a worker prepares its share of a batch
+//! with a handful of statements (see `trigger::prepare_batch`), then calls each executor at the
+//! fire's own time and leaves the outcomes to its [`OutcomeWriter`].
+//!
 //! The [`Dispatcher`] (one per admin) sends each trigger to a [`TriggerWorker`] of the fast or the
 //! slow pool. Each pool is a set of arbiters, one worker on each, with an in-flight limit shared by
 //! the pool; a job whose dispatches were slow (more than 10 over 500 ms in the current minute, as
@@ -455,10 +460,15 @@ impl Handler<TriggerBatch> for TriggerWorker {
                     let started = Instant::now();
                     let (report, rows) = fire_prepared(&env, &client, &router, &p).await;
                     drop(permit);
-                    dispatcher.do_send(DispatchTimed {
-                        job_id: p.job_id(),
-                        elapsed_ms: started.elapsed().as_millis(),
-                    });
+                    let elapsed_ms = started.elapsed().as_millis();
+                    // only slow dispatches count; a message per fire would wake the dispatcher's
+                    // thread thousands of times a second for nothing
+                    if elapsed_ms > SLOW_DISPATCH_MS {
+                        dispatcher.do_send(DispatchTimed {
+                            job_id: p.job_id(),
+                            elapsed_ms,
+                        });
+                    }
                     outcomes.record(rows).await;
                     after_fire(&env, &p, &report).await;
                     if let Some(reply) = reply {

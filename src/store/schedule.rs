@@ -97,7 +97,11 @@ fn ids_of<R: RowExt>(rows: Vec<R>) -> StoreResult<HashSet<i32>> {
     rows.iter().map(|r| Ok(r.int("id")?)).collect()
 }
 
-const DUE_JOBS: &str = "WHERE trigger_status = ? AND trigger_next_time <= ? ORDER BY id LIMIT ?";
+/// Oldest fire time first: ordered by id (as XXL-JOB does), a pass slower than a second kept
+/// re-reading the low ids and starved the highest 1,000 of 10,000 once-a-second jobs into
+/// misfires. The order is also the index's, so the limit ends the scan.
+const DUE_JOBS: &str =
+    "WHERE trigger_status = ? AND trigger_next_time <= ? ORDER BY trigger_next_time LIMIT ?";
 const CLAIM: &str =
     "UPDATE job_info SET trigger_last_time = ?, trigger_next_time = ?, trigger_status = ? \
     WHERE id = ? AND trigger_status = ? AND trigger_next_time = ?";
@@ -221,7 +225,7 @@ fn lock_row_present<R>(row: Option<R>) -> StoreResult<()> {
 }
 
 impl ScheduleTx {
-    /// Scheduled jobs whose next fire time is at or before `before`, by id, at most `limit`.
+    /// Scheduled jobs whose next fire time is at or before `before`, oldest first, at most `limit`.
     pub async fn due_jobs(&mut self, before: i64, limit: i64) -> StoreResult<Vec<JobInfo>> {
         let sql = format!("SELECT {JOB_COLUMNS} FROM job_info {DUE_JOBS}");
         on_tx!(self, &sql, |tx, stmt| sqlx::query(stmt)
