@@ -151,6 +151,9 @@ pub struct Store {
     pub(crate) db: Db,
 }
 
+/// Most connections of an SQLite pool (see [`Store::connect`]).
+const SQLITE_MAX_CONNECTIONS: u32 = 4;
+
 /// Statements slower than this are logged by sqlx ...
 const SLOW_STATEMENT: Duration = Duration::from_secs(1);
 /// ... at debug level only: sqlx prints the whole statement, and a batch write's runs to tens
@@ -185,8 +188,12 @@ impl Store {
                     .synchronous(SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(10))
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
+                // SQLite has one writer, and the trigger path writes in batches: four
+                // connections sustain 10,000 fires/s as eight did, and each connection is a
+                // thread with its own allocator arena and page cache (RSS at 10,000/s:
+                // 217-229 MiB with eight, 143 MiB with four; BENCHMARKS.md)
                 let pool = SqlitePoolOptions::new()
-                    .max_connections(settings.max_connections.clamp(1, 8))
+                    .max_connections(settings.max_connections.clamp(1, SQLITE_MAX_CONNECTIONS))
                     .acquire_timeout(settings.acquire_timeout)
                     .connect_with(options)
                     .await?;
