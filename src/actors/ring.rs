@@ -24,9 +24,8 @@ const SLOTS_BEHIND: i64 = 2;
 /// whose trigger does not re-check the status).
 pub const LEAD_SECONDS: i64 = 1;
 
-/// Put a fire time into the ring.
-#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
-#[rtype(result = "()")]
+/// One fire time in the ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Schedule {
     /// The job.
     pub job_id: i32,
@@ -163,14 +162,6 @@ impl Actor for RingActor {
 impl Supervised for RingActor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         log::warn!("ring actor restarting");
-    }
-}
-
-impl Handler<Schedule> for RingActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: Schedule, _ctx: &mut Self::Context) {
-        self.add(vec![msg]);
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::logs::LogResultRow;
+use super::logs::{ids_from_rows, LogResultRow};
 use super::rows::RowExt;
 use super::{placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{alarm_status, NewLog, TriggerOutcome};
@@ -84,12 +84,12 @@ impl Store {
                 "{INSERT_HEAD}{values} RETURNING CAST(id AS BIGINT) AS id"
             ));
             let mut chunk_ids = match &self.db {
-                Db::Sqlite(pool) => ids_of(
+                Db::Sqlite(pool) => ids_from_rows(
                     &bind_new_logs!(sqlx::query(&returning).persistent(false), chunk)
                         .fetch_all(pool)
                         .await?,
                 )?,
-                Db::Postgres(pool) => ids_of(
+                Db::Postgres(pool) => ids_from_rows(
                     &bind_new_logs!(sqlx::query(&returning).persistent(false), chunk)
                         .fetch_all(pool)
                         .await?,
@@ -240,12 +240,12 @@ impl Store {
             "{set} WHERE handle_code = 0 AND id IN ({list}) RETURNING CAST(id AS BIGINT) AS id"
         ));
         match &self.db {
-            Db::Sqlite(pool) => ids_of(
+            Db::Sqlite(pool) => ids_from_rows(
                 &bind_set!(sqlx::query(&returning).persistent(false))
                     .fetch_all(pool)
                     .await?,
             ),
-            Db::Postgres(pool) => ids_of(
+            Db::Postgres(pool) => ids_from_rows(
                 &bind_set!(sqlx::query(&returning).persistent(false))
                     .fetch_all(pool)
                     .await?,
@@ -285,14 +285,6 @@ impl Store {
             }
         }
     }
-}
-
-/// The `id` column of every row.
-fn ids_of(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
-    Ok(rows
-        .iter()
-        .map(|r| r.long("id"))
-        .collect::<Result<_, _>>()?)
 }
 
 /// The SQLite/PostgreSQL many-row outcome update: `UPDATE ... FROM` a VALUES list.

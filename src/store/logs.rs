@@ -137,7 +137,7 @@ pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
     })
 }
 
-fn ids_from_rows(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
+pub(super) fn ids_from_rows(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
     rows.iter().map(|r| Ok(r.long("id")?)).collect()
 }
 
