@@ -386,6 +386,15 @@ pub struct NewLog {
     pub schedule_time: i64,
     /// Trigger time, epoch ms.
     pub trigger_time: i64,
+    /// Handler to be sent: known before the call, so a result that arrives before the trigger
+    /// outcome is written still shows what ran.
+    pub executor_handler: Option<String>,
+    /// Parameter to be sent.
+    pub executor_param: Option<String>,
+    /// `"i/n"` for broadcast shards.
+    pub executor_sharding_param: Option<String>,
+    /// Retries left.
+    pub executor_fail_retry_count: i32,
 }
 
 /// One live executor registration (XXL-JOB `xxl_job_registry`).

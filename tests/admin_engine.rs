@@ -281,6 +281,16 @@ engine_test!(a_batch_is_prepared_ahead_and_fired_on_time, |admin| {
         (log.schedule_time, log.trigger_time, log.trigger_code),
         (at, at, 0)
     );
+    // what will be sent is on the row already, so a result that beats the outcome shows it
+    let job_a = admin.store().get_job(a).await.unwrap().unwrap();
+    assert_eq!(
+        log.executor_handler.as_deref(),
+        Some(job_a.executor_handler.as_str())
+    );
+    assert_eq!(
+        log.executor_address, None,
+        "the address is chosen at the fire"
+    );
 
     admin
         .wait_for("both fires", Duration::from_secs(5), || async {

@@ -191,6 +191,10 @@ api_test!(clearing_many_logs_goes_in_batches, |app| {
                 trigger_type: jobwheel::model::TriggerType::Cron,
                 schedule_time: now - 100_000 + i,
                 trigger_time: now - 100_000 + i,
+                executor_handler: None,
+                executor_param: None,
+                executor_sharding_param: None,
+                executor_fail_retry_count: 0,
             })
             .await
             .unwrap();

@@ -37,6 +37,10 @@ async fn log(store: &Store, group: i32, job: i32, t: i64) -> i64 {
             trigger_type: TriggerType::Manual,
             schedule_time: 0,
             trigger_time: t,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
         })
         .await
         .unwrap()

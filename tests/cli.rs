@@ -356,8 +356,16 @@ async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
             .unwrap();
         assert_eq!(res.status().as_u16(), 200);
         let body: serde_json::Value = res.json().await.unwrap();
-        if body["total"].as_i64().unwrap_or(0) > 0 {
-            break body["items"][0].clone();
+        // the executor's result can be stored a moment before the trigger's own outcome
+        // (address, code), which is written in batches: wait for a row with both
+        let both = body["items"].as_array().and_then(|items| {
+            items
+                .iter()
+                .find(|l| l["triggerCode"] == 200 && l["handleCode"] == 200)
+                .cloned()
+        });
+        if let Some(log) = both {
+            break log;
         }
         assert!(
             started.elapsed() < Duration::from_secs(15),

@@ -23,6 +23,10 @@ async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &st
             trigger_type: TriggerType::Manual,
             schedule_time: 0,
             trigger_time: at,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
         })
         .await
         .unwrap();

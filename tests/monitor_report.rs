@@ -60,6 +60,10 @@ async fn log_at(store: &Store, g: i32, j: i32, at: i64, trigger: i32, handle: i3
             trigger_type: TriggerType::Cron,
             schedule_time: at,
             trigger_time: at,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
         })
         .await
         .unwrap();

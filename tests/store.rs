@@ -44,6 +44,10 @@ fn new_log(job_group: i32, job_id: i32, trigger_time: i64) -> NewLog {
         trigger_type: TriggerType::Cron,
         schedule_time: trigger_time,
         trigger_time,
+        executor_handler: None,
+        executor_param: None,
+        executor_sharding_param: None,
+        executor_fail_retry_count: 0,
     }
 }
 
@@ -405,8 +409,15 @@ all_backends!(logs_are_inserted_and_triggered_in_bulk, |db| {
     let j2 = s.insert_job(&job(g, "j2")).await.unwrap();
     assert!(s.insert_logs(&[]).await.unwrap().is_empty());
     // more rows than one statement carries, alternating jobs, so order mistakes show
+    // what is to be sent is stored with the row, before any outcome
     let logs: Vec<NewLog> = (0..2_500)
-        .map(|i| new_log(g, if i % 2 == 0 { j1 } else { j2 }, 10_000 + i))
+        .map(|i| NewLog {
+            executor_handler: Some(format!("handler{i}")),
+            executor_param: (i % 3 == 0).then(|| format!("p={i}")),
+            executor_sharding_param: (i % 2 == 1).then(|| format!("{i}/2500")),
+            executor_fail_retry_count: (i % 4) as i32,
+            ..new_log(g, if i % 2 == 0 { j1 } else { j2 }, 10_000 + i)
+        })
         .collect();
     let ids = s.insert_logs(&logs).await.unwrap();
     assert_eq!(ids.len(), logs.len());
@@ -425,6 +436,21 @@ all_backends!(logs_are_inserted_and_triggered_in_bulk, |db| {
             (log.job_id, log.trigger_time, log.trigger_code),
             (logs[i].job_id, logs[i].trigger_time, 0),
             "row {i} has the id returned at position {i}"
+        );
+        assert_eq!(
+            (
+                log.executor_handler,
+                log.executor_param,
+                log.executor_sharding_param,
+                log.executor_fail_retry_count
+            ),
+            (
+                logs[i].executor_handler.clone(),
+                logs[i].executor_param.clone(),
+                logs[i].executor_sharding_param.clone(),
+                logs[i].executor_fail_retry_count
+            ),
+            "row {i} holds what is to be sent"
         );
     }
 

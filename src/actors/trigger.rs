@@ -220,13 +220,18 @@ async fn prepare_in_db(
             let (i, n) = shard.unwrap_or((0, 1));
             vec![(i, n, 0)]
         };
-        for _ in &shards {
+        let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;
+        for &(index, total, _) in &shards {
             new_logs.push(NewLog {
                 job_group: job.job_group,
                 job_id: job.id,
                 trigger_type: msg.trigger_type,
                 schedule_time: msg.schedule_time,
                 trigger_time,
+                executor_handler: Some(job.executor_handler.clone()),
+                executor_param: Some(param.clone()),
+                executor_sharding_param: broadcast.then(|| format!("{index}/{total}")),
+                executor_fail_retry_count: fail_retry_count,
             });
         }
         out.push(Prepared::Ready(Box::new(PreparedTrigger {

@@ -13,12 +13,13 @@ use super::{placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{alarm_status, NewLog, TriggerOutcome};
 
 /// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
-/// lowest) at 8 parameters a row.
+/// lowest) at 9 parameters a row.
 const CHUNK: usize = 1_000;
 
 const INSERT_HEAD: &str = "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, \
-    trigger_time, trigger_code, handle_code, handle_time, executor_fail_retry_count, alarm_status) VALUES ";
-const INSERT_ROW: &str = "(?, ?, ?, ?, ?, 0, 0, 0, 0, 0)";
+    trigger_time, executor_handler, executor_param, executor_sharding_param, executor_fail_retry_count, \
+    trigger_code, handle_code, handle_time, alarm_status) VALUES ";
+const INSERT_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0)";
 
 /// `(?, ?, ...), (?, ?, ...)`: `rows` copies of `row`.
 fn repeated(row: &str, rows: usize) -> String {
@@ -41,7 +42,11 @@ macro_rules! bind_new_logs {
                 .bind(l.job_id)
                 .bind(l.trigger_type.as_str())
                 .bind(l.schedule_time)
-                .bind(l.trigger_time);
+                .bind(l.trigger_time)
+                .bind(&l.executor_handler)
+                .bind(&l.executor_param)
+                .bind(&l.executor_sharding_param)
+                .bind(l.executor_fail_retry_count);
         }
         q
     }};

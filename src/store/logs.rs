@@ -2,7 +2,7 @@
 
 use std::str::FromStr;
 
-use super::dialect::{insert_returning_id, log_counts};
+use super::dialect::log_counts;
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 use crate::model::{alarm_status, JobLog, LogCounts, NewLog, TriggerOutcome};
@@ -144,17 +144,10 @@ pub(super) fn ids_from_rows(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
 impl Store {
     /// Inserts a log row before the executor is called and returns its id (the `logId`).
     pub async fn insert_log(&self, log: &NewLog) -> StoreResult<i64> {
-        Ok(insert_returning_id!(
-            self,
-            "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, trigger_time, trigger_code, \
-             handle_code, handle_time, executor_fail_retry_count, alarm_status) VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0, 0)",
-            |q| q
-                .bind(log.job_group)
-                .bind(log.job_id)
-                .bind(log.trigger_type.as_str())
-                .bind(log.schedule_time)
-                .bind(log.trigger_time)
-        )?)
+        let ids = self.insert_logs(std::slice::from_ref(log)).await?;
+        ids.first()
+            .copied()
+            .ok_or(StoreError::Database(sqlx::Error::RowNotFound))
     }
 
     /// Records what the executor answered to a trigger; false when the log is gone.
