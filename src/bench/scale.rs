@@ -1,6 +1,7 @@
 //! `scale`: the pre-read pass (the admin's own `pre_read`: lock, due jobs, claims, commit) run
 //! in-process once a second against databases with few and with very many jobs defined, of
-//! which the same number fire each second; plus each backend's plan of the due-jobs query.
+//! which the same number fire each second; plus each backend's plans of the due-jobs query and
+//! of the claim.
 
 use std::time::Instant;
 
@@ -33,6 +34,7 @@ struct SizeResult {
     passes: Vec<f64>,
     read: Vec<usize>,
     plan: String,
+    claim_plan: String,
 }
 
 /// Runs the scenario and prints its tables.
@@ -92,6 +94,10 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
             "plan of the due-jobs query on {backend} with {} jobs defined:\n```\n{}\n```\n",
             r.defined, r.plan
         );
+        println!(
+            "plan of one claim statement (500 jobs) on {backend} with {} jobs defined:\n```\n{}\n```\n",
+            r.defined, r.claim_plan
+        );
     }
     Ok(())
 }
@@ -120,6 +126,11 @@ async fn measure(db: &BenchDb, defined: usize, opts: &Options) -> Result<SizeRes
         .explain_due_jobs(now_ms() + PRE_READ_MS, BATCH)
         .await
         .map_err(|e| format!("cannot explain the due-jobs query: {e}"))?;
+    let claim_plan = db
+        .store
+        .explain_claim(500)
+        .await
+        .map_err(|e| format!("cannot explain the claim statement: {e}"))?;
     let tz = chrono_tz::Tz::UTC;
     let mut passes = Vec::new();
     let mut read = Vec::new();
@@ -146,5 +157,6 @@ async fn measure(db: &BenchDb, defined: usize, opts: &Options) -> Result<SizeRes
         passes,
         read,
         plan,
+        claim_plan,
     })
 }

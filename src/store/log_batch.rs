@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use super::logs::{ids_from_rows, LogResultRow};
 use super::rows::RowExt;
-use super::{placeholders, retry_on_deadlock, Db, Store, StoreResult};
+use super::{placeholders, retry_on_deadlock, Backend, Db, Store, StoreResult};
 use crate::model::{alarm_status, NewLog, TriggerOutcome};
 
 /// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
@@ -241,9 +241,7 @@ impl Store {
                 q
             }};
         }
-        let returning = self.sql(format!(
-            "{set} WHERE handle_code = 0 AND id IN ({list}) RETURNING CAST(id AS BIGINT) AS id"
-        ));
+        let returning = self.sql(complete_returning_sql(set, ids.len(), self.backend()));
         match &self.db {
             Db::Sqlite(pool) => ids_from_rows(
                 &bind_set!(sqlx::query(&returning).persistent(false))
@@ -292,6 +290,19 @@ impl Store {
     }
 }
 
+/// The SQLite/PostgreSQL statement that sets a result on the open logs among `n` ids.
+///
+/// SQLite's planner, without statistics, takes `handle_code = 0` on the open-logs index for a
+/// selective lookup and walks every open log (each failed trigger stays open for good) instead
+/// of looking up the `n` ids; the unary `+` keeps that term off the index.
+fn complete_returning_sql(set: &str, n: usize, backend: Backend) -> String {
+    let unindexed = if backend == Backend::Sqlite { "+" } else { "" };
+    format!(
+        "{set} WHERE {unindexed}handle_code = 0 AND id IN ({}) RETURNING CAST(id AS BIGINT) AS id",
+        placeholders(n)
+    )
+}
+
 /// The SQLite/PostgreSQL many-row outcome update: `UPDATE ... FROM` a VALUES list.
 fn outcome_update_from_values(values: &str) -> String {
     format!(
@@ -300,4 +311,52 @@ fn outcome_update_from_values(values: &str) -> String {
          executor_handler = v.h, executor_param = v.p, executor_sharding_param = v.s, \
          executor_fail_retry_count = v.r FROM v WHERE job_log.id = v.id"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's plan for `sql` (with `params` placeholders) on a migrated in-memory database.
+    async fn sqlite_plan(sql: &str, params: usize) -> String {
+        let store = Store::connect("sqlite::memory:", &Default::default())
+            .await
+            .expect("in-memory SQLite");
+        store.migrate().await.expect("migrations");
+        let Db::Sqlite(pool) = &store.db else {
+            unreachable!("an sqlite: URL opens SQLite")
+        };
+        let explain = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut q = sqlx::query(&explain);
+        for i in 0..params {
+            q = q.bind(i as i64);
+        }
+        let rows = q.fetch_all(pool).await.expect("plan");
+        rows.iter()
+            .map(|r| r.text("detail").expect("detail column"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[tokio::test]
+    async fn sqlite_stores_results_by_key_not_by_walking_open_logs() {
+        let set = "UPDATE job_log SET handle_code = ?, handle_msg = ?";
+        let plan = sqlite_plan(&complete_returning_sql(set, 500, Backend::Sqlite), 502).await;
+        assert!(
+            plan.contains("SEARCH job_log USING INTEGER PRIMARY KEY"),
+            "{plan}"
+        );
+        assert!(!plan.contains("ix_job_log_open"), "{plan}");
+    }
+
+    #[tokio::test]
+    async fn sqlite_stores_outcomes_by_key() {
+        let sql = outcome_update_from_values(&repeated("(?, ?, ?, ?, ?, ?, ?, ?)", 500));
+        let plan = sqlite_plan(&sql, 4_000).await;
+        assert!(
+            plan.contains("SEARCH job_log USING INTEGER PRIMARY KEY"),
+            "{plan}"
+        );
+        assert!(!plan.contains("SCAN job_log"), "{plan}");
+    }
 }
