@@ -7,6 +7,15 @@
 //! 64 KiB mmap threshold returns large buffers to the kernel on free, and a 1 MiB trim threshold
 //! keeps arenas from growing back; the same run then held 90 MiB at the same CPU share
 //! (BENCHMARKS.md). `GLIBC_TUNABLES` cannot do this for a library user; the binary does it here.
+//!
+//! Trimming only releases an arena's free top; free blocks below live ones stay resident. At
+//! 10,000 fires/s on SQLite the admin held 151 MB from its arenas with 53 MB in use
+//! (`malloc_stats`), and one `malloc_trim(0)` brought it from 155 to 83 MiB: so the binary also
+//! runs [`Trimmer`], which hands free pages back once a second.
+
+use std::time::Duration;
+
+use actix::{Actor, AsyncContext, Context};
 
 /// Applies the settings; a no-op on other C libraries, where the allocator decides.
 pub fn tune() {
@@ -16,5 +25,65 @@ pub fn tune() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1024 * 1024);
+    }
+}
+
+/// How often [`Trimmer`] hands free heap pages back.
+pub const TRIM_EVERY: Duration = Duration::from_secs(1);
+
+/// Hands the free pages inside every malloc arena back to the kernel; true if any were.
+pub fn release_free_memory() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns whole free pages of glibc's own heaps to the kernel;
+    // it takes each arena's lock, so it is safe alongside other threads allocating.
+    unsafe {
+        libc::malloc_trim(0) == 1
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
+}
+
+/// Actor that calls [`release_free_memory`] at a fixed interval, so the resident size follows
+/// the live heap after a burst instead of the burst's peak.
+#[derive(Debug)]
+pub struct Trimmer {
+    every: Duration,
+}
+
+impl Trimmer {
+    /// A trimmer releasing free pages every `every`.
+    pub fn new(every: Duration) -> Trimmer {
+        Trimmer { every }
+    }
+}
+
+impl Actor for Trimmer {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        log::debug!("memory trimmer started (every {:?})", self.every);
+        ctx.run_interval(self.every, |_, _| {
+            release_free_memory();
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freed_memory_can_be_released() {
+        // a burst of blocks below the mmap threshold, freed: their pages are free for the taking
+        let blocks: Vec<Vec<u8>> = (0..4_096).map(|i| vec![(i % 251) as u8; 8_000]).collect();
+        let kept: Vec<Vec<u8>> = blocks.iter().step_by(512).cloned().collect();
+        drop(blocks);
+        let released = release_free_memory();
+        if cfg!(all(target_os = "linux", target_env = "gnu")) {
+            assert!(released, "32 MB of freed blocks gave nothing back");
+        } else {
+            assert!(!released);
+        }
+        assert_eq!(kept.len(), 8);
     }
 }

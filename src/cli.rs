@@ -115,7 +115,12 @@ fn run<F>(mode: F) -> ExitCode
 where
     F: std::future::Future<Output = Result<(), String>> + 'static,
 {
-    match actix_web::rt::System::new().block_on(mode) {
+    let with_trimmer = async move {
+        let _trimmer =
+            actix::Actor::start(crate::allocator::Trimmer::new(crate::allocator::TRIM_EVERY));
+        mode.await
+    };
+    match actix_web::rt::System::new().block_on(with_trimmer) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("jobwheel: {e}");

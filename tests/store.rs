@@ -1301,6 +1301,15 @@ all_backends!(jobs_load_in_bulk, |db| {
     let mut tx = s.begin_schedule().await.unwrap();
     assert_eq!(tx.due_jobs(5_099, 10_000).await.unwrap().len(), 100);
     tx.commit().await.unwrap();
+    // more ids than one statement takes, with unknown ones among them
+    let mut wanted: Vec<i32> = stored.iter().map(|j| j.id).collect();
+    wanted.push(i32::MAX);
+    let got = s.get_jobs(&wanted).await.unwrap();
+    assert_eq!(got.len(), 1_203);
+    let mut got_ids: Vec<i32> = got.iter().map(|j| j.id).collect();
+    got_ids.sort_unstable();
+    got_ids.dedup();
+    assert_eq!(got_ids.len(), 1_203, "each job once");
 });
 
 all_backends!(due_jobs_plan_is_explained, |db| {

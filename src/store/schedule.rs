@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use futures_util::TryStreamExt;
 use sqlx::{MySql, Postgres, Sqlite, Transaction};
 
 use super::dialect::LOCK_SCHEDULE;
@@ -256,15 +257,19 @@ impl ScheduleTx {
     /// Scheduled jobs whose next fire time is at or before `before`, oldest first, at most `limit`.
     pub async fn due_jobs(&mut self, before: i64, limit: i64) -> StoreResult<Vec<JobInfo>> {
         let sql = format!("SELECT {JOB_COLUMNS} FROM job_info {DUE_JOBS}");
-        on_tx!(self, &sql, |tx, stmt| sqlx::query(stmt)
-            .bind(TRIGGER_STATUS_RUNNING)
-            .bind(before)
-            .bind(limit)
-            .fetch_all(&mut **tx)
-            .await?
-            .iter()
-            .map(job_from_row)
-            .collect())
+        // rows converted as they arrive: a pass's raw rows all at once cost tens of MB
+        let mut jobs = Vec::new();
+        on_tx!(self, &sql, |tx, stmt| {
+            let mut rows = sqlx::query(stmt)
+                .bind(TRIGGER_STATUS_RUNNING)
+                .bind(before)
+                .bind(limit)
+                .fetch(&mut **tx);
+            while let Some(row) = rows.try_next().await? {
+                jobs.push(job_from_row(&row)?);
+            }
+        });
+        Ok(jobs)
     }
 
     /// Claims one fire time: true if the job still had `expected_next` and now has the new times.
