@@ -7,15 +7,6 @@
 //! 64 KiB mmap threshold returns large buffers to the kernel on free, and a 1 MiB trim threshold
 //! keeps arenas from growing back; the same run then held 90 MiB at the same CPU share
 //! (BENCHMARKS.md). `GLIBC_TUNABLES` cannot do this for a library user; the binary does it here.
-//!
-//! Trimming only releases an arena's free top; free blocks below live ones stay resident. At
-//! 10,000 fires/s on SQLite the admin held 151 MB from its arenas with 53 MB in use
-//! (`malloc_stats`), and one `malloc_trim(0)` brought it from 155 to 83 MiB: so the binary also
-//! runs [`Trimmer`], which hands free pages back once a second.
-
-use std::time::Duration;
-
-use actix::{Actor, AsyncContext, Context};
 
 /// Applies the settings; a no-op on other C libraries, where the allocator decides.
 pub fn tune() {
@@ -28,10 +19,10 @@ pub fn tune() {
     }
 }
 
-/// How often [`Trimmer`] hands free heap pages back.
-pub const TRIM_EVERY: Duration = Duration::from_secs(1);
-
 /// Hands the free pages inside every malloc arena back to the kernel; true if any were.
+///
+/// Trimming by threshold only releases an arena's free top; this also releases free pages
+/// below live blocks. The executor calls it after reaping a burst of idle job actors.
 pub fn release_free_memory() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns whole free pages of glibc's own heaps to the kernel;
@@ -41,31 +32,6 @@ pub fn release_free_memory() -> bool {
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     false
-}
-
-/// Actor that calls [`release_free_memory`] at a fixed interval, so the resident size follows
-/// the live heap after a burst instead of the burst's peak.
-#[derive(Debug)]
-pub struct Trimmer {
-    every: Duration,
-}
-
-impl Trimmer {
-    /// A trimmer releasing free pages every `every`.
-    pub fn new(every: Duration) -> Trimmer {
-        Trimmer { every }
-    }
-}
-
-impl Actor for Trimmer {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        log::debug!("memory trimmer started (every {:?})", self.every);
-        ctx.run_interval(self.every, |_, _| {
-            release_free_memory();
-        });
-    }
 }
 
 #[cfg(test)]

@@ -115,12 +115,7 @@ fn run<F>(mode: F) -> ExitCode
 where
     F: std::future::Future<Output = Result<(), String>> + 'static,
 {
-    let with_trimmer = async move {
-        let _trimmer =
-            actix::Actor::start(crate::allocator::Trimmer::new(crate::allocator::TRIM_EVERY));
-        mode.await
-    };
-    match actix_web::rt::System::new().block_on(with_trimmer) {
+    match actix_web::rt::System::new().block_on(mode) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("jobwheel: {e}");

@@ -43,7 +43,14 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     );
     let mut t = Table::new(
         format!("memory ({backend})"),
-        &["process", "state", "RSS MiB", "notes"],
+        &[
+            "process",
+            "state",
+            "RSS MiB",
+            "of which anonymous MiB",
+            "of which file-backed MiB",
+            "notes",
+        ],
     );
     admin_idle(ctx, opts, &mut t).await?;
     println!(
@@ -55,6 +62,8 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         "admin".to_string(),
         format!("firing {} jobs/s", opts.rate),
         mib(step.admin_rss_kb),
+        "-".to_string(),
+        "-".to_string(),
         format!(
             "peak; {:.0} results stored/s, sustained: {}",
             step.stored_per_sec,
@@ -78,6 +87,8 @@ async fn admin_idle(ctx: &Ctx, opts: &Options, t: &mut Table) -> Result<(), Stri
             "admin".to_string(),
             "idle, no jobs".to_string(),
             mib(empty.rss_kb),
+            mib(empty.anon_kb),
+            mib(empty.file_kb),
             String::new(),
         ]);
         // scheduled, but not due for 30 days: every pre-read pass looks and finds nothing
@@ -95,6 +106,8 @@ async fn admin_idle(ctx: &Ctx, opts: &Options, t: &mut Table) -> Result<(), Stri
             "admin".to_string(),
             format!("idle, {} jobs defined", opts.jobs),
             mib(idle.rss_kb),
+            mib(idle.anon_kb),
+            mib(idle.file_kb),
             format!("jobs scheduled 30 days ahead (loaded in {load_secs:.1} s)"),
         ]);
         admin.process.stop(Duration::from_secs(10)).await;
@@ -146,6 +159,8 @@ async fn executor_memory(ctx: &Ctx, opts: &Options, t: &mut Table) -> Result<(),
             "executor".to_string(),
             "idle, registered".to_string(),
             mib(idle.rss_kb),
+            mib(idle.anon_kb),
+            mib(idle.file_kb),
             String::new(),
         ]);
         let work: Vec<(i32, i64)> = (1..=opts.actors as i64).map(|i| (i as i32, i)).collect();
@@ -173,12 +188,16 @@ async fn executor_memory(ctx: &Ctx, opts: &Options, t: &mut Table) -> Result<(),
         let live = exec.sample()?;
         let per_actor =
             (live.rss_kb.saturating_sub(idle.rss_kb)) as f64 * 1024.0 / opts.actors as f64;
+        let per_actor_anon =
+            (live.anon_kb.saturating_sub(idle.anon_kb)) as f64 * 1024.0 / opts.actors as f64;
         t.row([
             "executor".to_string(),
             format!("{} idle JobActors alive", opts.actors),
             mib(live.rss_kb),
+            mib(live.anon_kb),
+            mib(live.file_kb),
             format!(
-                "{per_actor:.0} bytes per JobActor over idle; {} of {} results reported{}",
+                "{per_actor:.0} bytes per JobActor over idle ({per_actor_anon:.0} anonymous); {} of {} results reported{}",
                 fake.callbacks().0,
                 opts.actors,
                 if done { "" } else { " (timed out waiting)" }
@@ -192,6 +211,8 @@ async fn executor_memory(ctx: &Ctx, opts: &Options, t: &mut Table) -> Result<(),
             "executor".to_string(),
             "after the JobActors were reaped".to_string(),
             mib(reaped.rss_kb),
+            mib(reaped.anon_kb),
+            mib(reaped.file_kb),
             format!("idle timeout {} s", opts.idle_timeout_secs),
         ]);
         Ok(())

@@ -36,6 +36,10 @@ pub fn free_port() -> std::io::Result<u16> {
 pub struct ProcSample {
     /// Resident set size, KiB (`VmRSS`).
     pub rss_kb: u64,
+    /// Of which anonymous memory (heap, stacks), KiB (`RssAnon`; 0 where the kernel lacks it).
+    pub anon_kb: u64,
+    /// Of which pages of mapped files, mostly the binary's code, KiB (`RssFile`).
+    pub file_kb: u64,
     /// User + system CPU time, clock ticks.
     pub cpu_ticks: u64,
 }
@@ -52,15 +56,19 @@ pub fn sample(pid: u32) -> std::io::Result<ProcSample> {
     })
 }
 
-/// Parses VmRSS from a status file and utime+stime from a stat line.
+/// Parses VmRSS (and its anonymous and file parts) from a status file and utime+stime from a
+/// stat line.
 pub fn parse_sample(status: &str, stat: &str) -> Option<ProcSample> {
-    let rss_kb = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
+    let kb = |key: &str| -> Option<u64> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    let rss_kb = kb("VmRSS:")?;
     // the command name (field 2) may hold spaces; fields after its ')' are positional
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -69,6 +77,8 @@ pub fn parse_sample(status: &str, stat: &str) -> Option<ProcSample> {
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(ProcSample {
         rss_kb,
+        anon_kb: kb("RssAnon:").unwrap_or(0),
+        file_kb: kb("RssFile:").unwrap_or(0),
         cpu_ticks: utime + stime,
     })
 }
@@ -276,12 +286,15 @@ mod tests {
 
     #[test]
     fn proc_files_are_parsed() {
-        let status = "Name:\tjobwheel\nVmPeak:\t  99 kB\nVmRSS:\t   12345 kB\nThreads:\t4\n";
+        let status = "Name:\tjobwheel\nVmPeak:\t  99 kB\nVmRSS:\t   12345 kB\nRssAnon:\t    5000 kB\nRssFile:\t    7345 kB\nThreads:\t4\n";
         // pid (comm with ) and spaces) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
         let stat = "42 (job wheel) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 4 0 1 2 3";
         let s = parse_sample(status, stat).unwrap();
         assert_eq!(s.rss_kb, 12345);
+        assert_eq!((s.anon_kb, s.file_kb), (5000, 7345));
         assert_eq!(s.cpu_ticks, 300);
+        let old_kernel = parse_sample("VmRSS:\t 10 kB\n", stat).unwrap();
+        assert_eq!((old_kernel.rss_kb, old_kernel.anon_kb), (10, 0));
         assert!(parse_sample("Name: x\n", stat).is_none());
         assert!(parse_sample(status, "garbage").is_none());
     }
@@ -290,9 +303,10 @@ mod tests {
     fn own_process_can_be_sampled() {
         let s = sample(std::process::id()).unwrap();
         assert!(s.rss_kb > 0);
+        assert!(s.anon_kb > 0 && s.anon_kb <= s.rss_kb);
         let later = ProcSample {
-            rss_kb: s.rss_kb,
             cpu_ticks: s.cpu_ticks + clock_ticks() as u64,
+            ..s
         };
         let pct = cpu_percent(s, later, Duration::from_secs(2));
         assert!((pct - 50.0).abs() < 1.0, "{pct}");

@@ -118,15 +118,6 @@ pub struct JobRouter {
 /// reap of a burst it is handed back to the kernel, so an executor's RSS returns to idle.
 const TRIM_AFTER_REAP: Duration = Duration::from_secs(2);
 
-/// Returns freed heap memory to the kernel (glibc only; elsewhere the allocator decides).
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks glibc's own arenas; any pad value is valid.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 impl JobRouter {
     /// A router over the registered handlers.
     pub(crate) fn new(
@@ -337,7 +328,11 @@ impl Handler<ReapIfIdle> for JobRouter {
                 self.trim_pending = true;
                 ctx.run_later(TRIM_AFTER_REAP, |act, _| {
                     act.trim_pending = false;
-                    release_free_memory();
+                    // a table sized for a burst keeps its buckets (1.2 MB after 10,000 jobs)
+                    if act.jobs.capacity() > 4 * act.jobs.len().max(64) {
+                        act.jobs.shrink_to_fit();
+                    }
+                    crate::allocator::release_free_memory();
                 });
             }
         }
