@@ -1072,6 +1072,12 @@ all_backends!(schedule_claims_each_fire_time_once, |db| {
         due.iter().map(|j| j.id).collect::<Vec<_>>(),
         vec![overdue, ids[0], ids[1]]
     );
+    let stored = s.get_job(overdue).await.unwrap().unwrap();
+    assert_eq!(
+        due[0],
+        jobwheel::model::DueJob::from(&stored),
+        "a due job carries the job's scheduling columns"
+    );
     let first = tx.due_jobs(5_000, 1).await.unwrap();
     assert_eq!(
         first.iter().map(|j| j.id).collect::<Vec<_>>(),

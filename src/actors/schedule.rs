@@ -15,7 +15,7 @@ use chrono_tz::Tz;
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
 use super::ring::{RingActor, Schedule, ScheduleAll};
 use crate::clock::now_ms;
-use crate::model::{JobInfo, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
+use crate::model::{DueJob, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
 use crate::store::{ScheduleUpdate, Store, StoreError};
 use crate::timing::{self, Schedule as Plan};
 
@@ -227,7 +227,7 @@ pub async fn pre_read(
 }
 
 /// Decides one job's fire times in `[.., now + PRE_READ_MS]` and its new schedule row.
-pub fn plan_job(job: &JobInfo, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<Fire>) {
+pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<Fire>) {
     let stop = |fires| {
         (
             ScheduleUpdate {
@@ -330,14 +330,14 @@ pub fn plan_job(job: &JobInfo, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec
 mod tests {
     use super::*;
 
-    fn job(schedule_type: ScheduleType, conf: &str, next: i64) -> JobInfo {
-        let mut j = JobInfo::new(1, "t", "h");
+    fn job(schedule_type: ScheduleType, conf: &str, next: i64) -> DueJob {
+        let mut j = crate::model::JobInfo::new(1, "t", "h");
         j.id = 7;
         j.schedule_type = schedule_type;
         j.schedule_conf = conf.to_string();
         j.trigger_status = 1;
         j.trigger_next_time = next;
-        j
+        DueJob::from(&j)
     }
 
     const T: i64 = 1_800_000_000_000; // a whole second (UTC)

@@ -41,6 +41,19 @@ pub struct JobFilter {
     pub limit: i64,
 }
 
+/// Parses a text column into its enum; a value the code does not know marks the row corrupt.
+pub(crate) fn parse_column<T>(row: &impl RowExt, id: i32, col: &str) -> StoreResult<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    row.text(col)?.parse().map_err(|e| StoreError::Corrupt {
+        table: "job_info",
+        id: id.into(),
+        detail: format!("{e}"),
+    })
+}
+
 pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
     let id = row.int("id")?;
     let corrupt = |detail: String| StoreError::Corrupt {

@@ -6,10 +6,10 @@ use futures_util::TryStreamExt;
 use sqlx::{MySql, Postgres, Sqlite, Transaction};
 
 use super::dialect::LOCK_SCHEDULE;
-use super::jobs::{job_from_row, JOB_COLUMNS};
+use super::jobs::parse_column;
 use super::rows::RowExt;
 use super::{numbered_placeholders, Backend, Db, Store, StoreError, StoreResult};
-use crate::model::{JobInfo, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED};
+use crate::model::{DueJob, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED};
 
 /// One job's new fire times, applied only if its next fire time is still `expected_next`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +110,23 @@ fn ids_of<R: RowExt>(rows: Vec<R>) -> StoreResult<HashSet<i32>> {
     rows.iter().map(|r| Ok(r.int("id")?)).collect()
 }
 
+/// The columns [`DueJob`] holds.
+const DUE_COLUMNS: &str = "id, schedule_type, schedule_conf, timezone, misfire_strategy, \
+    trigger_last_time, trigger_next_time";
+
+fn due_job_from_row(row: &impl RowExt) -> StoreResult<DueJob> {
+    let id = row.int("id")?;
+    Ok(DueJob {
+        id,
+        schedule_type: parse_column(row, id, "schedule_type")?,
+        schedule_conf: row.text("schedule_conf")?,
+        timezone: row.text("timezone")?,
+        misfire_strategy: parse_column(row, id, "misfire_strategy")?,
+        trigger_last_time: row.long("trigger_last_time")?,
+        trigger_next_time: row.long("trigger_next_time")?,
+    })
+}
+
 /// Oldest fire time first: ordered by id (as XXL-JOB does), a pass slower than a second kept
 /// re-reading the low ids and starved the highest 1,000 of 10,000 once-a-second jobs into
 /// misfires. The order is also the index's, so the limit ends the scan.
@@ -166,7 +183,7 @@ impl Store {
     /// it, for fire times up to `before`), one line per plan step: shows whether the index on
     /// `(trigger_status, trigger_next_time)` is used.
     pub async fn explain_due_jobs(&self, before: i64, limit: i64) -> StoreResult<String> {
-        let select = format!("SELECT {JOB_COLUMNS} FROM job_info {DUE_JOBS}");
+        let select = format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}");
         self.explain(&select, &[i64::from(TRIGGER_STATUS_RUNNING), before, limit])
             .await
     }
@@ -255,8 +272,8 @@ fn lock_row_present<R>(row: Option<R>) -> StoreResult<()> {
 
 impl ScheduleTx {
     /// Scheduled jobs whose next fire time is at or before `before`, oldest first, at most `limit`.
-    pub async fn due_jobs(&mut self, before: i64, limit: i64) -> StoreResult<Vec<JobInfo>> {
-        let sql = format!("SELECT {JOB_COLUMNS} FROM job_info {DUE_JOBS}");
+    pub async fn due_jobs(&mut self, before: i64, limit: i64) -> StoreResult<Vec<DueJob>> {
+        let sql = format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}");
         // rows converted as they arrive: a pass's raw rows all at once cost tens of MB
         let mut jobs = Vec::new();
         on_tx!(self, &sql, |tx, stmt| {
@@ -266,7 +283,7 @@ impl ScheduleTx {
                 .bind(limit)
                 .fetch(&mut **tx);
             while let Some(row) = rows.try_next().await? {
-                jobs.push(job_from_row(&row)?);
+                jobs.push(due_job_from_row(&row)?);
             }
         });
         Ok(jobs)
