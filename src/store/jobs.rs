@@ -61,7 +61,6 @@ pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
         id: id.into(),
         detail,
     };
-    let parse = |col: &str| -> StoreResult<String> { Ok(row.text(col)?) };
     Ok(JobInfo {
         id,
         job_group: row.int("job_group")?,
@@ -71,28 +70,18 @@ pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
         author: row.text("author")?,
         alarm_email: row.text("alarm_email")?,
         alarm_webhook: row.text("alarm_webhook")?,
-        schedule_type: parse("schedule_type")?
-            .parse()
-            .map_err(|e| corrupt(format!("{e}")))?,
+        schedule_type: parse_column(row, id, "schedule_type")?,
         schedule_conf: row.text("schedule_conf")?,
         timezone: row.text("timezone")?,
-        misfire_strategy: parse("misfire_strategy")?
-            .parse()
-            .map_err(|e| corrupt(format!("{e}")))?,
-        executor_route_strategy: parse("executor_route_strategy")?
-            .parse()
-            .map_err(|e| corrupt(format!("{e}")))?,
+        misfire_strategy: parse_column(row, id, "misfire_strategy")?,
+        executor_route_strategy: parse_column(row, id, "executor_route_strategy")?,
         executor_handler: row.text("executor_handler")?,
         executor_param: row.text("executor_param")?,
-        executor_block_strategy: parse("executor_block_strategy")?
-            .parse()
-            .map_err(|e| corrupt(format!("{e}")))?,
+        executor_block_strategy: parse_column(row, id, "executor_block_strategy")?,
         executor_timeout: row.int("executor_timeout")?,
         executor_fail_retry_count: row.int("executor_fail_retry_count")?,
         retry_interval_secs: row.int("retry_interval_secs")?,
-        glue_type: parse("glue_type")?
-            .parse()
-            .map_err(|e| corrupt(format!("{e}")))?,
+        glue_type: parse_column(row, id, "glue_type")?,
         glue_source: row.text("glue_source")?,
         glue_remark: row.text("glue_remark")?,
         glue_updatetime: row.long("glue_updatetime")?,
