@@ -139,6 +139,10 @@ impl CallbackActor {
         }
         let take = self.buffer.len().min(self.tuning.batch_size);
         let batch: Vec<HandleCallbackParam> = self.buffer.drain(..take).collect();
+        // a burst grows the buffer far past one batch; an idle executor should not keep that
+        if self.buffer.is_empty() && self.buffer.capacity() > 4 * self.tuning.batch_size {
+            self.buffer.shrink_to(self.tuning.batch_size);
+        }
         self.first_waiting = (!self.buffer.is_empty()).then(Instant::now);
         self.in_flight = true;
         let link = self.link.clone();
