@@ -145,44 +145,53 @@ impl Store {
         Ok(())
     }
 
-    async fn set_outcome_chunk(&self, chunk: &[&(i64, TriggerOutcome)]) -> StoreResult<()> {
+    /// Records what the executor answered to a trigger; false when the log is gone.
+    pub async fn set_trigger_outcome(&self, log_id: i64, o: &TriggerOutcome) -> StoreResult<bool> {
+        let row = (log_id, o.clone());
+        Ok(self.set_outcome_chunk(&[&row]).await? > 0)
+    }
+
+    /// Writes one chunk of outcomes; returns how many log rows it updated.
+    async fn set_outcome_chunk(&self, chunk: &[&(i64, TriggerOutcome)]) -> StoreResult<u64> {
         const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?)";
-        {
-            match &self.db {
-                Db::Sqlite(pool) => {
-                    let sql = outcome_update_from_values(&repeated(ROW, chunk.len()));
-                    bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
-                        .execute(pool)
-                        .await?;
-                }
-                Db::Postgres(pool) => {
-                    let sql = self.sql(outcome_update_from_values(&repeated(ROW, chunk.len())));
-                    bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
-                        .execute(pool)
-                        .await?;
-                }
-                Db::MySql(pool) => {
-                    // MySQL has no UPDATE ... FROM; a join on a derived table does the same
-                    let first =
-                        "SELECT ? AS id, ? AS c, ? AS m, ? AS a, ? AS h, ? AS p, ? AS s, ? AS r";
-                    let rest = " UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?";
-                    let mut derived = String::from(first);
-                    for _ in 1..chunk.len() {
-                        derived.push_str(rest);
-                    }
-                    let sql = format!(
-                        "UPDATE job_log l JOIN ({derived}) v ON l.id = v.id SET l.trigger_code = v.c, \
-                         l.trigger_msg = v.m, l.executor_address = v.a, l.executor_handler = v.h, \
-                         l.executor_param = v.p, l.executor_sharding_param = v.s, \
-                         l.executor_fail_retry_count = v.r"
-                    );
-                    bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
-                        .execute(pool)
-                        .await?;
-                }
+        let done = match &self.db {
+            Db::Sqlite(pool) => {
+                let sql = outcome_update_from_values(&repeated(ROW, chunk.len()));
+                bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
             }
-        }
-        Ok(())
+            Db::Postgres(pool) => {
+                let sql = self.sql(outcome_update_from_values(&repeated(ROW, chunk.len())));
+                bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            }
+            Db::MySql(pool) => {
+                // MySQL has no UPDATE ... FROM; a join on a derived table does the same
+                let first =
+                    "SELECT ? AS id, ? AS c, ? AS m, ? AS a, ? AS h, ? AS p, ? AS s, ? AS r";
+                let rest = " UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?";
+                let mut derived = String::from(first);
+                for _ in 1..chunk.len() {
+                    derived.push_str(rest);
+                }
+                let sql = format!(
+                    "UPDATE job_log l JOIN ({derived}) v ON l.id = v.id SET l.trigger_code = v.c, \
+                     l.trigger_msg = v.m, l.executor_address = v.a, l.executor_handler = v.h, \
+                     l.executor_param = v.p, l.executor_sharding_param = v.s, \
+                     l.executor_fail_retry_count = v.r"
+                );
+                // rows matched, not only changed: sqlx connects with CLIENT_FOUND_ROWS
+                bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            }
+        };
+        Ok(done)
     }
 
     /// Stores many results, each only if its log has none yet (as [`Store::complete_log`]); the

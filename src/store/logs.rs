@@ -5,7 +5,7 @@ use std::str::FromStr;
 use super::dialect::log_counts;
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
-use crate::model::{alarm_status, JobLog, LogCounts, NewLog, TriggerOutcome};
+use crate::model::{alarm_status, JobLog, LogCounts, NewLog};
 
 pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
@@ -148,27 +148,6 @@ impl Store {
         ids.first()
             .copied()
             .ok_or(StoreError::Database(sqlx::Error::RowNotFound))
-    }
-
-    /// Records what the executor answered to a trigger; false when the log is gone.
-    pub async fn set_trigger_outcome(&self, log_id: i64, o: &TriggerOutcome) -> StoreResult<bool> {
-        let sql = self.sql(
-            "UPDATE job_log SET trigger_code = ?, trigger_msg = ?, executor_address = ?, executor_handler = ?, \
-             executor_param = ?, executor_sharding_param = ?, executor_fail_retry_count = ? WHERE id = ?",
-        );
-        let done = on_pool!(self, pool => sqlx::query(&sql)
-            .bind(o.trigger_code)
-            .bind(&o.trigger_msg)
-            .bind(&o.executor_address)
-            .bind(&o.executor_handler)
-            .bind(&o.executor_param)
-            .bind(&o.executor_sharding_param)
-            .bind(o.executor_fail_retry_count)
-            .bind(log_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(done > 0)
     }
 
     /// Stores a run's result once: true if this call recorded it, false when the log is unknown
