@@ -5,7 +5,7 @@ use std::str::FromStr;
 use super::dialect::log_counts;
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
-use crate::model::{alarm_status, JobLog, LogCounts, NewLog};
+use crate::model::{JobLog, LogCounts, NewLog};
 
 pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
@@ -14,11 +14,6 @@ pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_
 /// How long the fail monitor waits for a trigger's outcome (trigger code, retry count) when the
 /// run's result was stored first.
 pub const TRIGGER_OUTCOME_GRACE_MS: i64 = 60_000;
-
-/// Sets a result on a log that has none; a success needs no alarm, which keeps the
-/// failed-log scan's index small.
-const COMPLETE_LOG: &str = "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
-    alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END WHERE id = ? AND handle_code = 0";
 
 /// One result for [`Store::complete_logs`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,18 +155,13 @@ impl Store {
         handle_msg: Option<&str>,
         now: i64,
     ) -> StoreResult<bool> {
-        let sql = self.sql(COMPLETE_LOG);
-        let done = on_pool!(self, pool => sqlx::query(&sql)
-            .bind(handle_code)
-            .bind(handle_msg)
-            .bind(now)
-            .bind(handle_code)
-            .bind(alarm_status::NOT_NEEDED)
-            .bind(log_id)
-            .execute(pool)
-            .await?
-            .rows_affected());
-        Ok(done > 0)
+        let row = LogResultRow {
+            log_id,
+            handle_code,
+            handle_msg: handle_msg.map(str::to_string),
+        };
+        let stored = self.complete_logs(std::slice::from_ref(&row), now).await?;
+        Ok(stored.first().copied().unwrap_or(false))
     }
 
     /// The log rows with these ids that exist (any order).
