@@ -1,11 +1,12 @@
 //! RingActor: 60 one-second slots of pre-read fire times (XXL-JOB's ring thread).
 //!
-//! The tick is re-armed to the next wall-clock second each time, so it never drifts. Each tick
-//! hands the dispatcher, as one batch, every entry of the two previous slots, the current one
-//! and the next [`LEAD_SECONDS`]: the dispatcher prepares them (job read, log rows) during the
-//! remaining time and calls each executor at its entry's own fire time, so the database work of
-//! a second's fires is done before that second starts. A late tick loses nothing. Entries carry
-//! their own fire time: one not yet handed over (a minute later in the same slot) stays.
+//! The tick is re-armed to [`HAND_OVER_AT_MS`] into each wall-clock second, so it never drifts.
+//! Each tick hands the dispatcher, as one batch, every entry of the two previous slots, the
+//! current one and the next [`LEAD_SECONDS`]: the dispatcher prepares them (job read, log rows)
+//! during the remaining time and calls each executor at its entry's own fire time, so the
+//! database work of a second's fires is done before that second starts, and not while the
+//! current second's calls go out. A late tick loses nothing. Entries carry their own fire
+//! time: one not yet handed over (a minute later in the same slot) stays.
 
 use std::time::Duration;
 
@@ -23,6 +24,11 @@ const SLOTS_BEHIND: i64 = 2;
 /// fires 999 ms to be prepared; a job stopped in that time still fires once (as in XXL-JOB,
 /// whose trigger does not re-check the status).
 pub const LEAD_SECONDS: i64 = 1;
+/// Where in each second the tick falls. At the boundary itself the next second's preparation
+/// (a database write per fire) competed for the CPU with the current second's executor calls,
+/// which made those calls late (`perf` of the 1,000-job precision run: both cores busy with the
+/// two for the first 130 ms of every second). Halfway leaves either half a second.
+pub const HAND_OVER_AT_MS: i64 = 500;
 
 /// One fire time in the ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +68,8 @@ impl RingActor {
     }
 
     fn arm(&self, ctx: &mut Context<Self>) {
-        // 1 ms past the boundary, so the wall clock has surely entered the new second
-        let wait = 1_000 - now_ms().rem_euclid(1_000) + 1;
-        ctx.run_later(Duration::from_millis(wait as u64), |act, ctx| {
+        let wait = wait_for_tick(now_ms());
+        ctx.run_later(Duration::from_millis(wait), |act, ctx| {
             act.tick(now_ms());
             act.arm(ctx);
         });
@@ -120,6 +125,18 @@ impl RingActor {
 
     fn pending(&self) -> usize {
         self.slots.iter().map(Vec::len).sum()
+    }
+}
+
+/// Milliseconds from `now` to the next tick, [`HAND_OVER_AT_MS`] into a second (never 0, so a
+/// tick that ran early re-arms for the next second rather than firing again).
+fn wait_for_tick(now: i64) -> u64 {
+    let into = now.rem_euclid(1_000);
+    let wait = (HAND_OVER_AT_MS - into).rem_euclid(1_000);
+    if wait == 0 {
+        1_000
+    } else {
+        wait as u64
     }
 }
 
@@ -184,6 +201,17 @@ impl Handler<PendingCount> for RingActor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tick_falls_at_the_hand_over_point_of_the_next_second() {
+        let base = 1_700_000_000_000_i64;
+        assert_eq!(wait_for_tick(base), HAND_OVER_AT_MS as u64);
+        assert_eq!(wait_for_tick(base + HAND_OVER_AT_MS - 1), 1);
+        // exactly at the point (or a timer firing a little early) waits for the next second
+        assert_eq!(wait_for_tick(base + HAND_OVER_AT_MS), 1_000);
+        assert_eq!(wait_for_tick(base + HAND_OVER_AT_MS + 1), 999);
+        assert_eq!(wait_for_tick(base + 999), HAND_OVER_AT_MS as u64 + 1);
+    }
 
     #[test]
     fn entries_through_the_lead_leave_and_later_ones_stay() {

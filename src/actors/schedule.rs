@@ -25,6 +25,11 @@ pub const PRE_READ_MS: i64 = 5_000;
 pub const MISFIRE_AFTER_MS: i64 = 5_000;
 /// Most fire times one job contributes to one pass (a 1 s schedule needs 6).
 const MAX_FIRES_PER_JOB: usize = 64;
+/// Where in each second a pass starts: after the second's executor calls have gone out (they
+/// start at the boundary) and before the ring hands over the next second's fires (halfway),
+/// so its writes compete with neither. Any point works for correctness, as a pass reads
+/// [`PRE_READ_MS`] ahead.
+const PASS_AT_MS: i64 = 250;
 /// Longest wait between retries after database errors.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -115,8 +120,7 @@ impl ScheduleActor {
                     let wait = if full {
                         Duration::ZERO
                     } else {
-                        // the next pass a little after the next second begins
-                        Duration::from_millis((1_000 - now_ms().rem_euclid(1_000) + 100) as u64)
+                        Duration::from_millis(wait_for_pass(now_ms()))
                     };
                     act.schedule_next(ctx, wait);
                 }
@@ -226,6 +230,11 @@ pub async fn pre_read(
     })
 }
 
+/// Milliseconds from `now` to [`PASS_AT_MS`] into the next second.
+fn wait_for_pass(now: i64) -> u64 {
+    (1_000 - now.rem_euclid(1_000) + PASS_AT_MS) as u64
+}
+
 /// Decides one job's fire times in `[.., now + PRE_READ_MS]` and its new schedule row.
 pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<Fire>) {
     let stop = |fires| {
@@ -329,6 +338,14 @@ pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_pass_starts_at_its_point_of_the_next_second() {
+        let base = 1_700_000_000_000_i64;
+        assert_eq!(wait_for_pass(base), 1_000 + PASS_AT_MS as u64);
+        assert_eq!(wait_for_pass(base + PASS_AT_MS + 40), 960);
+        assert_eq!(wait_for_pass(base + 999), 1 + PASS_AT_MS as u64);
+    }
 
     fn job(schedule_type: ScheduleType, conf: &str, next: i64) -> DueJob {
         let mut j = crate::model::JobInfo::new(1, "t", "h");
