@@ -29,6 +29,7 @@ mod rows;
 mod schedule;
 mod scoped;
 mod scratch;
+mod sqlite_lib;
 mod users;
 
 pub use jobs::JobFilter;
@@ -177,6 +178,7 @@ impl Store {
     pub async fn connect(url: &str, settings: &PoolSettings) -> StoreResult<Store> {
         let db = match Backend::from_url(url)? {
             Backend::Sqlite => {
+                sqlite_lib::tune();
                 let options = SqliteConnectOptions::from_str(url)
                     .map_err(|e| StoreError::BadUrl(format!("invalid SQLite URL '{url}': {e}")))?;
                 if let Some(parent) = options.get_filename().parent() {
