@@ -42,7 +42,12 @@ impl Default for ExecutorClient {
 impl ExecutorClient {
     /// A client whose calls give up after `timeout`.
     pub fn new(timeout: Duration) -> Self {
+        // Executors answer where they are asked: no redirects to follow, so no redirect layer,
+        // which cloned every request's headers; and no Date/User-Agent headers to format per
+        // call. Both showed in `perf` of a second's burst of 1,000 `run` calls.
         let http = awc::Client::builder()
+            .disable_redirects()
+            .no_default_headers()
             .timeout(timeout)
             .connector(awc::Connector::new().timeout(timeout).limit(0))
             .finish();
