@@ -454,6 +454,8 @@ impl Handler<TriggerBatch> for TriggerWorker {
                     outcomes.clone(),
                     dispatcher.clone(),
                 );
+                // counted before the task runs, so a burst's outcomes wait for all its calls
+                let calling = outcomes.calling();
                 // each trigger runs concurrently with the others, up to the pool's limit
                 actix::spawn(async move {
                     let _guard = guard;
@@ -469,7 +471,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
                             elapsed_ms,
                         });
                     }
-                    outcomes.record(rows).await;
+                    outcomes.record(calling, rows).await;
                     after_fire(&env, &p, &report).await;
                     if let Some(reply) = reply {
                         let _ = reply.send(report);
