@@ -7,8 +7,10 @@
 //!
 //! The write waits for the worker's calls in flight to end because a database write in the
 //! middle of a second's burst of calls competes with the calls still going out for the CPU
-//! (on SQLite the write runs in this process): the 1,000-job precision run had its last calls
-//! of each second 10-20 ms later while outcomes were written every 20 ms.
+//! (on SQLite the write runs in this process; `perf` of the 1,000-job precision run showed the
+//! 20 ms outcome writes inside each second's burst). Fewer, larger writes also held up better
+//! at 10,000 fires/s on PostgreSQL: the step was sustained in 2 of 2 back-to-back runs, against
+//! 0 of 2 with the 20 ms writer (BENCHMARKS.md).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
