@@ -432,6 +432,24 @@ pub struct NewLog {
     pub executor_fail_retry_count: i32,
 }
 
+#[cfg(test)]
+impl NewLog {
+    /// A cron log row of job 1 in group 1, for tests that only need a row to exist.
+    pub(crate) fn sample() -> Self {
+        NewLog {
+            job_group: 1,
+            job_id: 1,
+            trigger_type: TriggerType::Cron,
+            schedule_time: 0,
+            trigger_time: 1,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+        }
+    }
+}
+
 /// One live executor registration (XXL-JOB `xxl_job_registry`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Registration {

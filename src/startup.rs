@@ -8,7 +8,8 @@ use actix::{Addr, Arbiter, Supervisor};
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 
-use crate::actors::callback::CallbackActor;
+use crate::actors::call_gauge::CallGauge;
+use crate::actors::callback::{CallbackActor, YIELD_TO_CALLS_MAX};
 use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
 use crate::actors::monitor::MonitorSettings;
 use crate::actors::monitor_fail::FailMonitor;
@@ -114,9 +115,11 @@ pub fn start_actors_with(
         settings.trigger_pool_fast_max,
         settings.trigger_pool_slow_max,
     );
+    // executor calls in flight, which result and outcome writes yield to
+    let calls = CallGauge::new();
     let dispatcher = Supervisor::start({
-        let env = env.clone();
-        move |_| Dispatcher::new(pools, env)
+        let (env, calls) = (env.clone(), calls.clone());
+        move |_| Dispatcher::new(pools, env, calls)
     });
     let ring_arbiter = Arbiter::new();
     let ring = Supervisor::start_in_arbiter(&ring_arbiter.handle(), {
@@ -130,7 +133,7 @@ pub fn start_actors_with(
     let callbacks = Supervisor::start({
         let env = env.clone();
         let dispatcher = dispatcher.clone();
-        move |_| CallbackActor::new(env, dispatcher)
+        move |_| CallbackActor::new(env, dispatcher, calls, YIELD_TO_CALLS_MAX)
     });
     // XXL-JOB's pre-read batch: (fast + slow) * 10
     let batch = ((settings.trigger_pool_fast_max + settings.trigger_pool_slow_max) * 10) as i64;

@@ -4,8 +4,12 @@
 //! A result is stored once: the update only applies to a log without a result, so a duplicate
 //! or late callback changes nothing, and an unknown log id is answered and ignored.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use actix::prelude::*;
 
+use super::call_gauge::CallGauge;
 use super::dispatch::{Dispatcher, Trigger};
 use super::trigger::{resume_fix_delay, TriggerEnv};
 use crate::clock::now_ms;
@@ -17,6 +21,10 @@ use crate::store::{detach, LogResultRow};
 
 /// XXL-JOB truncates `handle_msg` to this many characters.
 pub const HANDLE_MSG_MAX: usize = 15_000;
+/// The longest a batch of results waits for the admin's executor calls in flight to end before
+/// it is stored anyway: results are bookkeeping, the calls are a second's fires (see
+/// [`CallGauge`]).
+pub const YIELD_TO_CALLS_MAX: Duration = Duration::from_millis(200);
 
 /// Results reported by an executor (one `/api/callback` body).
 #[derive(Message, Debug)]
@@ -38,12 +46,25 @@ pub struct CallbackOutcome {
 pub struct CallbackActor {
     env: TriggerEnv,
     dispatcher: Addr<Dispatcher>,
+    calls: Arc<CallGauge>,
+    yield_max: Duration,
 }
 
 impl CallbackActor {
-    /// A callback actor writing through `env.store` and triggering children on `dispatcher`.
-    pub fn new(env: TriggerEnv, dispatcher: Addr<Dispatcher>) -> Self {
-        CallbackActor { env, dispatcher }
+    /// A callback actor writing through `env.store` and triggering children on `dispatcher`;
+    /// it stores results once the calls counted by `calls` are done, or after `yield_max`.
+    pub fn new(
+        env: TriggerEnv,
+        dispatcher: Addr<Dispatcher>,
+        calls: Arc<CallGauge>,
+        yield_max: Duration,
+    ) -> Self {
+        CallbackActor {
+            env,
+            dispatcher,
+            calls,
+            yield_max,
+        }
     }
 }
 
@@ -68,8 +89,10 @@ impl Handler<ReportResults> for CallbackActor {
     fn handle(&mut self, msg: ReportResults, _ctx: &mut Self::Context) -> Self::Result {
         let env = self.env.clone();
         let dispatcher = self.dispatcher.clone();
-        // a tokio task, not the arbiter's local set: see `Store::detached`
+        let (calls, yield_max) = (self.calls.clone(), self.yield_max);
         Box::pin(async move {
+            calls.quiet(yield_max).await;
+            // a tokio task, not the arbiter's local set: see `Store::detached`
             detach(async move { complete_batch(&env, &dispatcher, msg.0).await })
                 .await
                 .and_then(|r| r)
@@ -213,6 +236,55 @@ fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[actix_rt::test]
+    async fn results_wait_for_the_calls_in_flight() {
+        use crate::actors::dispatch::dispatch_settings;
+        use crate::model::NewLog;
+        use crate::store::Store;
+
+        let store = Store::connect("sqlite::memory:", &Default::default())
+            .await
+            .expect("in-memory SQLite");
+        store.migrate().await.expect("migrations");
+        let log_id = store.insert_log(&NewLog::sample()).await.expect("log row");
+        let env = TriggerEnv {
+            store: store.clone(),
+            access_token: None,
+            default_tz: chrono_tz::UTC,
+            admin_address: String::new(),
+        };
+        let calls = CallGauge::new();
+        let dispatcher =
+            Dispatcher::new(dispatch_settings(1, 1), env.clone(), calls.clone()).start();
+        // a limit no test run reaches: only the end of the call lets the result through
+        let actor =
+            CallbackActor::new(env, dispatcher, calls.clone(), Duration::from_secs(3600)).start();
+        let handle_code = |store: Store| async move {
+            store
+                .get_log(log_id)
+                .await
+                .expect("read")
+                .expect("row")
+                .handle_code
+        };
+
+        let call = calls.call();
+        let result = HandleCallbackParam::new(log_id, 1, SUCCESS_CODE, None);
+        let reply = actix_rt::spawn(actor.send(ReportResults(vec![result])));
+        actix_rt::time::sleep(Duration::from_millis(100)).await;
+        assert!(!reply.is_finished(), "stored while a call was in flight");
+        assert_eq!(handle_code(store.clone()).await, 0);
+
+        drop(call);
+        let outcome = reply
+            .await
+            .expect("task")
+            .expect("mailbox")
+            .expect("stored");
+        assert_eq!(outcome.stored, 1);
+        assert_eq!(handle_code(store).await, SUCCESS_CODE);
+    }
 
     #[test]
     fn child_triggers_are_noted_in_the_message() {

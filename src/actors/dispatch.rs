@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tokio::sync::{oneshot, Semaphore};
 
+use super::call_gauge::CallGauge;
 use super::outcome_writer::OutcomeWriter;
 use super::trigger::{
     after_fire, fire_prepared, prepare_batch, Prepared, TriggerEnv, TriggerReport,
@@ -139,6 +140,7 @@ impl Pool {
         arbiters: usize,
         max_in_flight: usize,
         env: &TriggerEnv,
+        calls: &Arc<CallGauge>,
         dispatcher: &Addr<Dispatcher>,
     ) -> Pool {
         let permits = Arc::new(Semaphore::new(max_in_flight.max(1)));
@@ -151,11 +153,12 @@ impl Pool {
             let permits = permits.clone();
             let outstanding = outstanding.clone();
             let dispatcher = dispatcher.clone();
+            let calls = calls.clone();
             let worker =
                 TriggerWorker::start_in_arbiter(&arbiter.handle(), move |_| TriggerWorker {
                     pool: name,
                     index,
-                    outcomes: OutcomeWriter::new(env.store.clone()),
+                    outcomes: OutcomeWriter::new(env.store.clone(), calls),
                     env,
                     permits,
                     outstanding,
@@ -195,6 +198,7 @@ impl Pool {
 pub struct Dispatcher {
     settings: DispatchSettings,
     env: TriggerEnv,
+    calls: Arc<CallGauge>,
     fast: Option<Pool>,
     slow: Option<Pool>,
     slow_counts: HashMap<i32, u32>,
@@ -202,11 +206,12 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    /// A dispatcher whose pools start with it.
-    pub fn new(settings: DispatchSettings, env: TriggerEnv) -> Self {
+    /// A dispatcher whose pools start with it; their executor calls are counted by `calls`.
+    pub fn new(settings: DispatchSettings, env: TriggerEnv, calls: Arc<CallGauge>) -> Self {
         Dispatcher {
             settings,
             env,
+            calls,
             fast: None,
             slow: None,
             slow_counts: HashMap::new(),
@@ -239,6 +244,7 @@ impl Actor for Dispatcher {
             self.settings.fast_arbiters,
             self.settings.fast_max,
             &self.env,
+            &self.calls,
             &me,
         ));
         self.slow = Some(Pool::start(
@@ -246,6 +252,7 @@ impl Actor for Dispatcher {
             self.settings.slow_arbiters,
             self.settings.slow_max,
             &self.env,
+            &self.calls,
             &me,
         ));
         log::info!(

@@ -2,6 +2,7 @@
 //!
 //! Admin: [`schedule`] (pre-read), [`ring`] (60 one-second slots), [`dispatch`] (fast/slow pools
 //! running [`trigger`]s, their outcomes written by [`outcome_writer`]), [`registry`] (executor registrations), [`callback`] (results),
+//! both writers yielding to the calls counted by [`call_gauge`],
 //! and the monitors ([`monitor`]): [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost
 //! results), [`monitor_report`] (daily counts, retention).
 //! Executor: [`job_thread`] (one `JobActor` per jobId), [`executor_callback`] (results to the
@@ -9,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+pub mod call_gauge;
 pub mod callback;
 pub mod dispatch;
 pub mod executor_callback;

@@ -5,19 +5,21 @@
 //! a fire waits until its outcome is stored, so a caller waiting for a trigger's report reads
 //! the row as the report describes it.
 //!
-//! The write waits for the worker's calls in flight to end because a database write in the
-//! middle of a second's burst of calls competes with the calls still going out for the CPU
-//! (on SQLite the write runs in this process; `perf` of the 1,000-job precision run showed the
-//! 20 ms outcome writes inside each second's burst). Fewer, larger writes also held up better
-//! at 10,000 fires/s on PostgreSQL: the step was sustained in 2 of 2 back-to-back runs, against
-//! 0 of 2 with the 20 ms writer (BENCHMARKS.md).
+//! The write waits for the admin's calls in flight to end (on every worker: [`CallGauge`])
+//! because a database write in the middle of a second's burst of calls competes with the calls
+//! still going out for the CPU (on SQLite the write runs in this process; `perf` of the
+//! 1,000-job precision run showed the 20 ms outcome writes inside each second's burst). Fewer,
+//! larger writes also held up better at 10,000 fires/s on PostgreSQL: the step was sustained in
+//! 2 of 2 back-to-back runs, against 0 of 2 with the 20 ms writer (BENCHMARKS.md).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
 
+use super::call_gauge::{CallGauge, InFlight};
 use crate::model::TriggerOutcome;
 use crate::store::Store;
 
@@ -32,39 +34,37 @@ pub struct OutcomeWriter {
     rows: RefCell<Vec<(i64, TriggerOutcome)>>,
     waiters: RefCell<Vec<oneshot::Sender<()>>>,
     flush_armed: Cell<bool>,
-    calls: Cell<usize>,
+    calls: Arc<CallGauge>,
 }
 
-/// An executor call in flight on the writer's worker; ends when dropped or recorded.
-pub struct Calling(Rc<OutcomeWriter>);
-
-impl Drop for Calling {
-    fn drop(&mut self) {
-        self.0.calls.set(self.0.calls.get().saturating_sub(1));
-    }
+/// An executor call in flight; ends when dropped or recorded.
+pub struct Calling {
+    _in_flight: InFlight,
 }
 
 impl OutcomeWriter {
-    /// A writer on `store`; must be used on one thread with a local task set (an arbiter).
-    pub fn new(store: Store) -> Rc<Self> {
+    /// A writer on `store` that yields to the calls counted by `calls`; must be used on one
+    /// thread with a local task set (an arbiter).
+    pub fn new(store: Store, calls: Arc<CallGauge>) -> Rc<Self> {
         Rc::new(OutcomeWriter {
             store,
             rows: RefCell::new(Vec::new()),
             waiters: RefCell::new(Vec::new()),
             flush_armed: Cell::new(false),
-            calls: Cell::new(0),
+            calls,
         })
     }
 
     /// Counts an executor call as in flight until its outcome is recorded.
-    pub fn calling(self: &Rc<Self>) -> Calling {
-        self.calls.set(self.calls.get() + 1);
-        Calling(self.clone())
+    pub fn calling(&self) -> Calling {
+        Calling {
+            _in_flight: self.calls.call(),
+        }
     }
 
     /// Queues the outcomes of `call` and resolves once they are written (or the write failed
-    /// and was logged). They are written when no other call is in flight, when [`FULL`] rows
-    /// wait, or after [`GATHER_MAX`], whichever comes first.
+    /// and was logged). They are written when no other call is in flight (on any worker), when
+    /// [`FULL`] rows wait, or after [`GATHER_MAX`], whichever comes first.
     pub async fn record(self: &Rc<Self>, call: Calling, outcomes: Vec<(i64, TriggerOutcome)>) {
         drop(call);
         if outcomes.is_empty() {
@@ -73,12 +73,12 @@ impl OutcomeWriter {
         let (tx, rx) = oneshot::channel();
         self.rows.borrow_mut().extend(outcomes);
         self.waiters.borrow_mut().push(tx);
-        if self.calls.get() == 0 || self.rows.borrow().len() >= FULL {
+        if self.calls.in_flight() == 0 || self.rows.borrow().len() >= FULL {
             actix::spawn(self.clone().flush());
         } else if !self.flush_armed.replace(true) {
             let me = self.clone();
             actix::spawn(async move {
-                actix_rt::time::sleep(GATHER_MAX).await;
+                me.calls.quiet(GATHER_MAX).await;
                 me.flush_armed.set(false);
                 me.flush().await;
             });
@@ -110,7 +110,7 @@ impl OutcomeWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{NewLog, TriggerType};
+    use crate::model::NewLog;
 
     async fn store_with_logs(n: usize) -> (Store, Vec<i64>) {
         let store = Store::connect("sqlite::memory:", &Default::default())
@@ -119,18 +119,7 @@ mod tests {
         store.migrate().await.expect("migrations");
         let mut ids = Vec::new();
         for _ in 0..n {
-            let log = NewLog {
-                job_group: 1,
-                job_id: 1,
-                trigger_type: TriggerType::Cron,
-                schedule_time: 0,
-                trigger_time: 1,
-                executor_handler: None,
-                executor_param: None,
-                executor_sharding_param: None,
-                executor_fail_retry_count: 0,
-            };
-            ids.push(store.insert_log(&log).await.expect("log row"));
+            ids.push(store.insert_log(&NewLog::sample()).await.expect("log row"));
         }
         (store, ids)
     }
@@ -155,7 +144,7 @@ mod tests {
     #[actix_rt::test]
     async fn a_lone_call_is_written_at_once() {
         let (store, ids) = store_with_logs(1).await;
-        let writer = OutcomeWriter::new(store.clone());
+        let writer = OutcomeWriter::new(store.clone(), CallGauge::new());
         let call = writer.calling();
         writer.record(call, vec![(ids[0], accepted())]).await;
         // nothing else was in flight: written without arming the gather timer
@@ -166,7 +155,7 @@ mod tests {
     #[actix_rt::test]
     async fn a_burst_is_written_when_its_last_call_ends() {
         let (store, ids) = store_with_logs(2).await;
-        let writer = OutcomeWriter::new(store.clone());
+        let writer = OutcomeWriter::new(store.clone(), CallGauge::new());
         let first = writer.calling();
         let second = writer.calling();
         let (w, id) = (writer.clone(), ids[0]);
@@ -183,9 +172,27 @@ mod tests {
     }
 
     #[actix_rt::test]
+    async fn a_call_on_another_worker_holds_the_write() {
+        let (store, ids) = store_with_logs(1).await;
+        let calls = CallGauge::new();
+        let writer = OutcomeWriter::new(store.clone(), calls.clone());
+        let other_worker = OutcomeWriter::new(store.clone(), calls.clone());
+        let call = writer.calling();
+        let elsewhere = other_worker.calling();
+        let (w, id) = (writer.clone(), ids[0]);
+        let done = actix_rt::spawn(async move { w.record(call, vec![(id, accepted())]).await });
+        actix_rt::time::sleep(GATHER_MAX / 4).await;
+        assert!(!done.is_finished());
+        assert_eq!(code(&store, ids[0]).await, 0);
+        drop(elsewhere);
+        done.await.expect("record");
+        assert_eq!(code(&store, ids[0]).await, 200);
+    }
+
+    #[actix_rt::test]
     async fn an_outcome_waits_at_most_the_gather_time() {
         let (store, ids) = store_with_logs(1).await;
-        let writer = OutcomeWriter::new(store.clone());
+        let writer = OutcomeWriter::new(store.clone(), CallGauge::new());
         let call = writer.calling();
         let stuck = writer.calling();
         writer.record(call, vec![(ids[0], accepted())]).await;
