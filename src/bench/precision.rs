@@ -15,7 +15,7 @@ use super::db::scheduled_job;
 use super::procs::cpu_percent;
 use super::sim::now_us;
 use super::stats::{
-    check_fires, histogram_svg, ms, nice_ceiling, summarize, FireCheck, Series, Summary, Table,
+    check_fires, histogram_svg, ms, nice_ceiling, summarize, FireCheck, Series, Table,
 };
 
 /// Options of the scenario.
@@ -29,9 +29,16 @@ pub struct Options {
     pub histogram: Option<PathBuf>,
 }
 
+/// Seconds skipped at each end of a run for the steady-window figures (gaps, steady lateness):
+/// the first seconds open the admin's connections to the executors, the last may be cut short.
+const STEADY_SKIP_MS: i64 = 2_000;
+
 /// Lateness sample and fire check of one scheduler.
 struct Outcome {
+    /// Every fire of the run.
     lateness: Vec<f64>,
+    /// The fires of the steady window only.
+    steady: Vec<f64>,
     check: FireCheck,
     note: String,
 }
@@ -70,11 +77,21 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     );
     let jw_s = summarize(&jw.lateness);
     let tcs_s = summarize(&tcs.lateness);
-    for (name, o, s) in [
-        ("jobwheel (admin process + DB)", &jw, jw_s),
-        ("tokio-cron-scheduler (in-process)", &tcs, tcs_s),
+    let steady_note = format!(
+        "steady window: first and last {} s skipped, as for gaps",
+        STEADY_SKIP_MS / 1_000
+    );
+    for (name, o) in [
+        ("jobwheel (admin process + DB)", &jw),
+        ("tokio-cron-scheduler (in-process)", &tcs),
     ] {
-        t.row(row(name, o, s));
+        t.row(row(name, &o.lateness, o, &o.note));
+        t.row(row(
+            &format!("{name}, steady window"),
+            &o.steady,
+            o,
+            &steady_note,
+        ));
     }
     println!("{}", t.render());
     let mut r = Table::new(
@@ -135,19 +152,19 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
-fn row(name: &str, o: &Outcome, s: Option<Summary>) -> Vec<String> {
-    let (p50, p99, max) = s.map_or(("-".into(), "-".into(), "-".into()), |s| {
+fn row(name: &str, lateness: &[f64], o: &Outcome, note: &str) -> Vec<String> {
+    let (p50, p99, max) = summarize(lateness).map_or(("-".into(), "-".into(), "-".into()), |s| {
         (ms(s.p50), ms(s.p99), ms(s.max))
     });
     vec![
         name.to_string(),
-        o.lateness.len().to_string(),
+        lateness.len().to_string(),
         p50,
         p99,
         max,
         o.check.duplicates.to_string(),
         format!("{} of {}", o.check.gaps, o.check.expected),
-        o.note.clone(),
+        note.to_string(),
     ]
 }
 
@@ -202,14 +219,20 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
     let receipts = stage.sim.receipts();
     let logs = logs_since(&stage.db.store, t0 - 10_000).await?;
     let mut lateness = Vec::new();
+    let mut steady = Vec::new();
     let mut fires = Vec::new();
     let mut unknown = 0;
     for r in receipts {
         match logs.get(&r.log_id) {
             Some(l) => {
                 fires.push((l.job_id, l.schedule_time));
+                let late = r.at_us as f64 / 1_000.0 - l.schedule_time as f64;
                 if l.schedule_time >= t0 && l.schedule_time < end {
-                    lateness.push(r.at_us as f64 / 1_000.0 - l.schedule_time as f64);
+                    lateness.push(late);
+                }
+                if l.schedule_time >= t0 + STEADY_SKIP_MS && l.schedule_time < end - STEADY_SKIP_MS
+                {
+                    steady.push(late);
                 }
             }
             None => unknown += 1,
@@ -228,11 +251,11 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
             stage.sim.bad_requests()
         ));
     }
-    // steady window: skip the first and last 2 s
-    let check = check_fires(fires, &ids, t0 + 2_000, end - 2_000);
+    let check = check_fires(fires, &ids, t0 + STEADY_SKIP_MS, end - STEADY_SKIP_MS);
     Ok((
         Outcome {
             lateness,
+            steady,
             check,
             note,
         },
@@ -262,20 +285,25 @@ fn run_tokio_cron(jobs: usize, secs: u64) -> Result<Outcome, String> {
     .map_err(|_| "tokio-cron-scheduler run panicked".to_string())??;
     let (t0, end) = window;
     let records = std::mem::take(&mut *records.lock().unwrap_or_else(PoisonError::into_inner));
-    let lateness = records
-        .iter()
-        .filter(|(_, s, _)| *s >= t0 && *s < end)
-        .map(|(_, _, l)| *l)
-        .collect();
+    let within = |from: i64, to: i64| -> Vec<f64> {
+        records
+            .iter()
+            .filter(|(_, s, _)| *s >= from && *s < to)
+            .map(|(_, _, l)| *l)
+            .collect()
+    };
+    let lateness = within(t0, end);
+    let steady = within(t0 + STEADY_SKIP_MS, end - STEADY_SKIP_MS);
     let ids: Vec<i32> = (0..jobs as i32).collect();
     let check = check_fires(
         records.iter().map(|(j, s, _)| (*j, *s)),
         &ids,
-        t0 + 2_000,
-        end - 2_000,
+        t0 + STEADY_SKIP_MS,
+        end - STEADY_SKIP_MS,
     );
     Ok(Outcome {
         lateness,
+        steady,
         check,
         note: "scheduled second = callback start rounded down".into(),
     })
