@@ -37,11 +37,6 @@ pub struct OutcomeWriter {
     calls: Arc<CallGauge>,
 }
 
-/// An executor call in flight; ends when dropped or recorded.
-pub struct Calling {
-    _in_flight: InFlight,
-}
-
 impl OutcomeWriter {
     /// A writer on `store` that yields to the calls counted by `calls`; must be used on one
     /// thread with a local task set (an arbiter).
@@ -55,17 +50,15 @@ impl OutcomeWriter {
         })
     }
 
-    /// Counts an executor call as in flight until its outcome is recorded.
-    pub fn calling(&self) -> Calling {
-        Calling {
-            _in_flight: self.calls.call(),
-        }
+    /// Counts an executor call as in flight until its outcome is recorded (or the guard dropped).
+    pub fn calling(&self) -> InFlight {
+        self.calls.call()
     }
 
     /// Queues the outcomes of `call` and resolves once they are written (or the write failed
     /// and was logged). They are written when no other call is in flight (on any worker), when
     /// [`FULL`] rows wait, or after [`GATHER_MAX`], whichever comes first.
-    pub async fn record(self: &Rc<Self>, call: Calling, outcomes: Vec<(i64, TriggerOutcome)>) {
+    pub async fn record(self: &Rc<Self>, call: InFlight, outcomes: Vec<(i64, TriggerOutcome)>) {
         drop(call);
         if outcomes.is_empty() {
             return;
