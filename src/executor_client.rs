@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::http1::{Http1Client, HttpTarget, BODY_MAX};
 use crate::protocol::{
     AdminProtocol, AnyReturn, IdleBeatParam, KillParam, LogParam, LogResult, ReturnT, TriggerParam,
     ACCESS_TOKEN_HEADER, APP_NAME_HEADER, FAIL_CODE,
@@ -30,6 +31,9 @@ pub struct Credentials {
 
 /// HTTP client for executor calls; create one per thread and reuse it.
 pub struct ExecutorClient {
+    /// Plain `http://` executors: one write per request, pooled connections.
+    plain: Http1Client,
+    /// Everything else (`https://`).
     http: awc::Client,
 }
 
@@ -51,7 +55,10 @@ impl ExecutorClient {
             .timeout(timeout)
             .connector(awc::Connector::new().timeout(timeout).limit(0))
             .finish();
-        ExecutorClient { http }
+        ExecutorClient {
+            plain: Http1Client::new(timeout),
+            http,
+        }
     }
 
     /// Posts `body` to `{address}{path}` and reads the envelope; transport errors become `Err`.
@@ -63,6 +70,9 @@ impl ExecutorClient {
         body: Option<&B>,
     ) -> Result<AnyReturn, String> {
         let url = join_url(address, path);
+        if let Some(target) = HttpTarget::parse(address) {
+            return self.call_plain(&target, &url, path, creds, body).await;
+        }
         let mut req = self
             .http
             .post(&url)
@@ -83,28 +93,52 @@ impl ExecutorClient {
         let mut res = sent.map_err(|e| format!("{url}: {e}"))?;
         let bytes = res
             .body()
-            .limit(5 * 1024 * 1024)
+            .limit(BODY_MAX)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
         if !res.status().is_success() {
             return Err(format!(
                 "{url}: HTTP {} {}",
                 res.status().as_u16(),
-                String::from_utf8_lossy(&bytes)
-                    .chars()
-                    .take(200)
-                    .collect::<String>()
+                excerpt(&bytes)
             ));
         }
-        serde_json::from_slice::<AnyReturn>(&bytes).map_err(|e| {
-            format!(
-                "{url}: unreadable answer ({e}): {}",
-                String::from_utf8_lossy(&bytes)
-                    .chars()
-                    .take(200)
-                    .collect::<String>()
-            )
-        })
+        read_answer(&url, &bytes)
+    }
+
+    async fn call_plain<B: Serialize>(
+        &self,
+        target: &HttpTarget,
+        url: &str,
+        path: &str,
+        creds: &Credentials,
+        body: Option<&B>,
+    ) -> Result<AnyReturn, String> {
+        let json = match body {
+            Some(b) => serde_json::to_vec(b).map_err(|e| e.to_string())?,
+            None => Vec::new(),
+        };
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(3);
+        headers.push(("Content-Type", "application/json;charset=UTF-8"));
+        if let Some(token) = &creds.access_token {
+            headers.push((ACCESS_TOKEN_HEADER, token.as_str()));
+        }
+        if let Some(app) = &creds.app_name {
+            headers.push((APP_NAME_HEADER, app.as_str()));
+        }
+        let answer = self
+            .plain
+            .post(target, path, &headers, &json)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        if !(200..300).contains(&answer.status) {
+            return Err(format!(
+                "{url}: HTTP {} {}",
+                answer.status,
+                excerpt(&answer.body)
+            ));
+        }
+        read_answer(url, &answer.body)
     }
 
     /// Hands a trigger to the executor; the answer means "queued", not "done".
@@ -119,6 +153,15 @@ impl ExecutorClient {
     }
 
     /// Liveness probe (FAILOVER routing).
+    /// Opens connections to `address` until `want` are idle for the calls about to come; the
+    /// number opened. Only plain `http://` executors are warmed; a failure is left to the calls.
+    pub async fn warm(&self, address: &str, want: usize) -> usize {
+        match HttpTarget::parse(address) {
+            Some(target) => self.plain.warm(&target, want).await,
+            None => 0,
+        }
+    }
+
     pub async fn beat(&self, address: &str, creds: &Credentials) -> AnyReturn {
         self.call::<Value>(address, "beat", creds, None)
             .await
@@ -167,6 +210,17 @@ impl ExecutorClient {
             Err(e) => ReturnT::fail(e),
         }
     }
+}
+
+/// XXL-JOB's envelope from an answer's body.
+fn read_answer(url: &str, bytes: &[u8]) -> Result<AnyReturn, String> {
+    serde_json::from_slice::<AnyReturn>(bytes)
+        .map_err(|e| format!("{url}: unreadable answer ({e}): {}", excerpt(bytes)))
+}
+
+/// The start of a body, for an error message.
+fn excerpt(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).chars().take(200).collect()
 }
 
 fn failure(e: String) -> AnyReturn {

@@ -12,6 +12,7 @@ pub mod clock;
 pub mod config;
 pub mod executor;
 pub mod executor_client;
+pub mod http1;
 pub mod model;
 pub mod password;
 pub mod protocol;
