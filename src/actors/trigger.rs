@@ -94,6 +94,39 @@ impl PreparedTrigger {
     }
 }
 
+/// How many calls each executor address can expect from `fires`: a broadcast's shards one
+/// each, any other fire an equal share of its group's addresses (its route is only decided when
+/// it fires). What the connections opened ahead of a second are sized by.
+pub fn expected_calls<'a>(
+    fires: impl IntoIterator<Item = &'a PreparedTrigger>,
+) -> Vec<(String, usize)> {
+    let mut share: HashMap<&str, f64> = HashMap::new();
+    for p in fires {
+        let addresses = &p.targets.addresses;
+        if addresses.is_empty() {
+            continue;
+        }
+        if p.job.executor_route_strategy == RouteStrategy::ShardingBroadcast {
+            for &(index, _, _) in &p.shards {
+                if let Some(a) = shard_address(addresses, index) {
+                    *share.entry(a).or_default() += 1.0;
+                }
+            }
+        } else {
+            let each = p.shards.len() as f64 / addresses.len() as f64;
+            for a in addresses {
+                *share.entry(a).or_default() += each;
+            }
+        }
+    }
+    let mut wants: Vec<(String, usize)> = share
+        .into_iter()
+        .map(|(a, n)| (a.to_string(), n.ceil() as usize))
+        .collect();
+    wants.sort();
+    wants
+}
+
 /// What preparing one trigger gave: ready to fire, or a report of why not.
 pub enum Prepared {
     /// Log rows inserted; fire with [`fire_prepared`].
@@ -551,5 +584,54 @@ mod tests {
         assert_eq!(parse_shard("x/3"), None);
         assert_eq!(parse_shard("1"), None);
         assert_eq!(parse_shard("0/0"), None);
+    }
+
+    fn fire(route: RouteStrategy, addresses: &[&str], shards: usize) -> PreparedTrigger {
+        let mut job = JobInfo::new(1, "j", "h");
+        job.executor_route_strategy = route;
+        PreparedTrigger {
+            trigger: Trigger::new(1, TriggerType::Cron, 0),
+            job: Arc::new(job),
+            group: None,
+            targets: Arc::new(Targets {
+                addresses: addresses.iter().map(|a| a.to_string()).collect(),
+                protocols: Vec::new(),
+                registry_type: "Automatic registration",
+            }),
+            param: String::new(),
+            fail_retry_count: 0,
+            trigger_time: 0,
+            shards: (0..shards)
+                .map(|i| (i as i32, shards as i32, i as i64))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn expected_calls_share_fires_among_their_executors() {
+        let fires = [
+            fire(RouteStrategy::First, &["http://a/"], 1),
+            fire(RouteStrategy::First, &["http://a/"], 1),
+            fire(
+                RouteStrategy::Round,
+                &["http://a/", "http://b/", "http://c/"],
+                1,
+            ),
+            fire(RouteStrategy::Round, &["http://b/", "http://c/"], 1),
+            fire(
+                RouteStrategy::ShardingBroadcast,
+                &["http://a/", "http://b/"],
+                2,
+            ),
+            fire(RouteStrategy::Round, &[], 1),
+        ];
+        assert_eq!(
+            expected_calls(fires.iter()),
+            vec![
+                ("http://a/".to_string(), 4), // 2 + 1/3 + 1 shard, rounded up
+                ("http://b/".to_string(), 2), // 1/3 + 1/2 + 1 shard, rounded up
+                ("http://c/".to_string(), 1),
+            ]
+        );
     }
 }
