@@ -13,3 +13,4 @@ pub mod sim;
 pub mod startup;
 pub mod stats;
 pub mod throughput;
+pub mod wire_server;

@@ -39,6 +39,8 @@ struct Outcome {
     lateness: Vec<f64>,
     /// The fires of the steady window only.
     steady: Vec<f64>,
+    /// Lateness p99 of each scheduled second of the run, in order (jobwheel only).
+    per_second_p99: Vec<f64>,
     check: FireCheck,
     note: String,
 }
@@ -108,6 +110,9 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         }
     }
     println!("{}", r.render());
+    if let Some(line) = per_second_line(&jw.per_second_p99) {
+        println!("{line}");
+    }
     println!(
         "jobwheel admin during the run: CPU {admin_cpu:.1}% of one core, peak RSS {} MiB\n",
         mib(admin_rss)
@@ -168,6 +173,30 @@ fn row(name: &str, lateness: &[f64], o: &Outcome, note: &str) -> Vec<String> {
     ]
 }
 
+/// Where in the run the late fires are: each second's p99, for the first, the median and the
+/// worst second (the whole run's p99 is set by its worst 1% of fires, often one second's).
+fn per_second_line(p99s: &[f64]) -> Option<String> {
+    let first = *p99s.first()?;
+    let mut sorted = p99s.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let (worst_at, worst) = p99s
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, v)| (i, *v))?;
+    let over_20 = p99s.iter().filter(|v| **v > 20.0).count();
+    Some(format!(
+        "jobwheel p99 per second: first second {}, median second {}, worst second {} (second {} of {}); {over_20} of {} seconds over 20 ms",
+        ms(first),
+        ms(median),
+        ms(worst),
+        worst_at + 1,
+        p99s.len(),
+        p99s.len()
+    ))
+}
+
 fn ratio(a: f64, b: f64) -> String {
     if b > 0.0 {
         format!("{:.2}", a / b)
@@ -220,6 +249,7 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
     let logs = logs_since(&stage.db.store, t0 - 10_000).await?;
     let mut lateness = Vec::new();
     let mut steady = Vec::new();
+    let mut by_second: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
     let mut fires = Vec::new();
     let mut unknown = 0;
     for r in receipts {
@@ -229,6 +259,7 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
                 let late = r.at_us as f64 / 1_000.0 - l.schedule_time as f64;
                 if l.schedule_time >= t0 && l.schedule_time < end {
                     lateness.push(late);
+                    by_second.entry(l.schedule_time).or_default().push(late);
                 }
                 if l.schedule_time >= t0 + STEADY_SKIP_MS && l.schedule_time < end - STEADY_SKIP_MS
                 {
@@ -256,6 +287,10 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
         Outcome {
             lateness,
             steady,
+            per_second_p99: by_second
+                .values()
+                .filter_map(|v| summarize(v).map(|s| s.p99))
+                .collect(),
             check,
             note,
         },
@@ -304,6 +339,7 @@ fn run_tokio_cron(jobs: usize, secs: u64) -> Result<Outcome, String> {
     Ok(Outcome {
         lateness,
         steady,
+        per_second_p99: Vec::new(),
         check,
         note: "scheduled second = callback start rounded down".into(),
     })

@@ -2,6 +2,7 @@
 //! executor (answers `/run` at once, records receipt times, posts results in batches) and a fake
 //! admin (records registrations and callbacks of a real executor).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,8 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use jobwheel::protocol::{decode_callbacks, TriggerParam};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
+
+use super::wire_server::{Answer, WireServer};
 
 /// Wall-clock microseconds since the epoch (receipt times, to compare with scheduled seconds).
 pub fn now_us() -> i64 {
@@ -46,11 +49,11 @@ struct SimShared {
     callback_failures: AtomicU64,
 }
 
-/// A simulated executor fleet behind one HTTP server: results are flushed to the admin every
+/// A simulated executor fleet behind one lean HTTP server ([`WireServer`]): results are flushed to the admin every
 /// 20 ms in batches, with several posts in flight like several executors.
 pub struct SimExecutor {
     shared: Arc<SimShared>,
-    handle: ServerHandle,
+    server: WireServer,
     /// The address it registers (with the trailing slash).
     pub address: String,
     admin: String,
@@ -61,31 +64,25 @@ impl SimExecutor {
     /// Starts on 127.0.0.1 with `workers` threads, reporting results to `admin`.
     pub fn start(admin: &str, workers: usize) -> Result<SimExecutor, String> {
         let shared = Arc::new(SimShared::default());
-        let data = web::Data::from(shared.clone());
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(data.clone())
-                .app_data(web::PayloadConfig::new(1024 * 1024))
-                .route("/run", web::post().to(sim_run))
-                .route("/beat", web::post().to(ok))
-                .route("/idleBeat", web::post().to(ok))
-                .route("/kill", web::post().to(ok))
-        })
-        .workers(workers.max(1))
-        .backlog(4096)
-        .max_connection_rate(4096)
-        .disable_signals()
-        .bind(("127.0.0.1", 0))
+        let answers = shared.clone();
+        let server = WireServer::start(
+            workers,
+            Arc::new(move |path: &str, body: &[u8]| match path {
+                "/run" => sim_run(&answers, body),
+                "/beat" | "/idleBeat" | "/kill" => (200, Cow::Borrowed(SUCCESS)),
+                _ => (
+                    404,
+                    Cow::Borrowed(&br#"{"code":404,"msg":"not found"}"#[..]),
+                ),
+            }),
+        )
         .map_err(|e| format!("cannot start the simulated executor: {e}"))?;
-        let port = server.addrs()[0].port();
-        let server = server.run();
-        let handle = server.handle();
-        actix_web::rt::spawn(server);
+        let port = server.port;
         let admin = admin.trim_end_matches('/').to_string();
         let flusher = actix_web::rt::spawn(flush_loop(shared.clone(), admin.clone()));
         Ok(SimExecutor {
             shared,
-            handle,
+            server,
             address: format!("http://127.0.0.1:{port}/"),
             admin,
             flusher,
@@ -125,18 +122,22 @@ impl SimExecutor {
     /// Stops the server and the flusher.
     pub async fn stop(self) {
         self.flusher.abort();
-        self.handle.stop(false).await;
+        self.server.stop();
     }
 }
 
-async fn sim_run(shared: web::Data<SimShared>, body: web::Bytes) -> HttpResponse {
+/// The answer to every accepted call.
+const SUCCESS: &[u8] = br#"{"code":200,"msg":"Success"}"#;
+
+fn sim_run(shared: &SimShared, body: &[u8]) -> Answer {
     let at_us = now_us();
-    let param: TriggerParam = match serde_json::from_slice(&body) {
+    // the whole parameter is decoded, so a request the protocol does not allow is counted
+    let param: TriggerParam = match serde_json::from_slice(body) {
         Ok(p) => p,
         Err(e) => {
             shared.bad_requests.fetch_add(1, Ordering::Relaxed);
-            return HttpResponse::Ok()
-                .json(json!({"code": 500, "msg": format!("request error:{e}")}));
+            let answer = json!({"code": 500, "msg": format!("request error:{e}")});
+            return (200, Cow::Owned(answer.to_string().into_bytes()));
         }
     };
     lock(&shared.receipts).push(Receipt {
@@ -145,7 +146,7 @@ async fn sim_run(shared: web::Data<SimShared>, body: web::Bytes) -> HttpResponse
         at_us,
     });
     lock(&shared.pending).push((param.log_id, param.log_date_time));
-    HttpResponse::Ok().json(json!({"code": 200, "msg": "Success"}))
+    (200, Cow::Borrowed(SUCCESS))
 }
 
 async fn ok() -> HttpResponse {
