@@ -65,9 +65,14 @@ pub fn until_aligned(interval: Duration, now_ms: i64) -> Duration {
     Duration::from_millis(wait as u64)
 }
 
-/// Time until the next aligned pass, from the current clock.
+/// How far past each aligned multiple a monitor pass runs: after the pre-read (250 ms) and the
+/// hand-over of the next second's fires (500 ms), away from the calls at the top of the second.
+/// At 0 the fail monitor's pass every 10 s fell on a second's burst of calls.
+pub const PASS_OFFSET_MS: i64 = 700;
+
+/// Time until the next aligned pass, [`PASS_OFFSET_MS`] into its second, from the current clock.
 pub fn next_pass(interval: Duration) -> Duration {
-    until_aligned(interval, now_ms())
+    until_aligned(interval, now_ms() - PASS_OFFSET_MS)
 }
 
 /// Wait after `failures` failed passes in a row: the interval (at most 2 s) doubled per
@@ -97,6 +102,14 @@ mod tests {
             until_aligned(Duration::from_millis(200), 1_050),
             Duration::from_millis(150)
         );
+    }
+
+    #[test]
+    fn passes_fall_past_the_top_of_the_second() {
+        let at = now_ms() + next_pass(Duration::from_secs(10)).as_millis() as i64;
+        // the clock moves between the two readings; a few ms of slack
+        let into_period = (at - PASS_OFFSET_MS).rem_euclid(10_000);
+        assert!(into_period < 50 || into_period > 9_950, "{into_period}");
     }
 
     #[test]
