@@ -128,7 +128,7 @@ impl Conn {
         stream.set_nodelay(true).map_err(Http1Error::Connect)?;
         Ok(Conn {
             stream,
-            buf: Vec::with_capacity(1024),
+            buf: Vec::new(),
             idle_since: Instant::now(),
         })
     }
@@ -144,7 +144,8 @@ impl Conn {
     }
 
     async fn read_more(&mut self) -> Result<usize, Http1Error> {
-        self.buf.reserve(4096);
+        self.buf
+            .reserve(if self.buf.is_empty() { 512 } else { 4096 });
         self.stream
             .read_buf(&mut self.buf)
             .await
@@ -268,7 +269,8 @@ impl Http1Client {
 
     fn put_idle(&self, authority: &str, mut conn: Conn) {
         conn.idle_since = Instant::now();
-        conn.buf.clear();
+        // an idle connection holds no buffer: thousands may wait, and answers are small
+        conn.buf = Vec::new();
         let mut idle = self.idle.borrow_mut();
         if self.last_sweep.get().elapsed() >= Duration::from_secs(1) {
             self.last_sweep.set(Instant::now());

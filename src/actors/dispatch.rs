@@ -161,6 +161,7 @@ impl Pool {
                     outcomes: OutcomeWriter::new(env.store.clone(), calls),
                     env,
                     permits,
+                    max_in_flight: max_in_flight.max(1),
                     outstanding,
                     dispatcher,
                     client: Rc::new(ExecutorClient::default()),
@@ -384,6 +385,8 @@ pub struct TriggerWorker {
     index: usize,
     env: TriggerEnv,
     permits: Arc<Semaphore>,
+    /// The pool's limit of calls in flight (what `permits` started with).
+    max_in_flight: usize,
     outstanding: Arc<AtomicUsize>,
     dispatcher: Addr<Dispatcher>,
     client: Rc<ExecutorClient>,
@@ -419,6 +422,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
         let router = self.router.clone();
         let outcomes = self.outcomes.clone();
         let dispatcher = self.dispatcher.clone();
+        let max_in_flight = self.max_in_flight;
         let mut guards: Vec<Outstanding> = (0..msg.triggers.len())
             .map(|_| Outstanding(self.outstanding.clone()))
             .collect();
@@ -444,11 +448,12 @@ impl Handler<TriggerBatch> for TriggerWorker {
             if msg.ahead {
                 // Connections opened now, while the second before is quiet: opening 1,000 at the
                 // fire time made a first second (or one after 4 s idle) twice as late (`perf`).
+                // no more than the pool lets run at once: unused ones would expire and reopen
                 let wants = expected_calls(ready.iter().map(|(p, _)| &**p));
                 let client = client.clone();
                 actix::spawn(async move {
                     for (address, want) in wants {
-                        client.warm(&address, want).await;
+                        client.warm(&address, want.min(max_in_flight)).await;
                     }
                 });
             }
