@@ -25,11 +25,8 @@ use crate::store::Store;
 
 /// The longest an outcome waits for the calls still in flight before it is written anyway.
 const GATHER_MAX: Duration = Duration::from_millis(200);
-/// A batch this large is written without waiting for the calls: a bound on the rows held, not
-/// a trigger at the rates an admin sustains ([`GATHER_MAX`] comes first below 25,000 fires/s).
-/// At 500 it split a 1,000-fire second: each of two workers reached it with its last call and
-/// wrote while the other's calls and the executors were still on the CPU (`perf` timeline).
-const FULL: usize = 5_000;
+/// A batch this large is written without waiting.
+const FULL: usize = 500;
 
 /// Gathers outcomes and writes them in batches.
 pub struct OutcomeWriter {
