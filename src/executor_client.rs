@@ -96,14 +96,7 @@ impl ExecutorClient {
             .limit(BODY_MAX)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
-        if !res.status().is_success() {
-            return Err(format!(
-                "{url}: HTTP {} {}",
-                res.status().as_u16(),
-                excerpt(&bytes)
-            ));
-        }
-        read_answer(&url, &bytes)
+        read_answer(&url, res.status().as_u16(), &bytes)
     }
 
     async fn call_plain<B: Serialize>(
@@ -131,14 +124,7 @@ impl ExecutorClient {
             .post(target, path, &headers, &json)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
-        if !(200..300).contains(&answer.status) {
-            return Err(format!(
-                "{url}: HTTP {} {}",
-                answer.status,
-                excerpt(&answer.body)
-            ));
-        }
-        read_answer(url, &answer.body)
+        read_answer(url, answer.status, &answer.body)
     }
 
     /// Hands a trigger to the executor; the answer means "queued", not "done".
@@ -152,7 +138,6 @@ impl ExecutorClient {
             .unwrap_or_else(failure)
     }
 
-    /// Liveness probe (FAILOVER routing).
     /// Opens connections to `address` until `want` are idle for the calls about to come; the
     /// number opened. Only plain `http://` executors are warmed; a failure is left to the calls.
     pub async fn warm(&self, address: &str, want: usize) -> usize {
@@ -162,6 +147,7 @@ impl ExecutorClient {
         }
     }
 
+    /// Liveness probe (FAILOVER routing).
     pub async fn beat(&self, address: &str, creds: &Credentials) -> AnyReturn {
         self.call::<Value>(address, "beat", creds, None)
             .await
@@ -212,8 +198,11 @@ impl ExecutorClient {
     }
 }
 
-/// XXL-JOB's envelope from an answer's body.
-fn read_answer(url: &str, bytes: &[u8]) -> Result<AnyReturn, String> {
+/// XXL-JOB's envelope from an answer's body; a status other than 2xx is an error.
+fn read_answer(url: &str, status: u16, bytes: &[u8]) -> Result<AnyReturn, String> {
+    if !(200..300).contains(&status) {
+        return Err(format!("{url}: HTTP {status} {}", excerpt(bytes)));
+    }
     serde_json::from_slice::<AnyReturn>(bytes)
         .map_err(|e| format!("{url}: unreadable answer ({e}): {}", excerpt(bytes)))
 }

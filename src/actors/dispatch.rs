@@ -448,7 +448,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
             if msg.ahead {
                 // Connections opened now, while the second before is quiet: opening 1,000 at the
                 // fire time made a first second (or one after 4 s idle) twice as late (`perf`).
-                // no more than the pool lets run at once: unused ones would expire and reopen
+                // No more than the pool lets run at once: unused ones would expire and reopen.
                 let wants = expected_calls(ready.iter().map(|(p, _)| &**p));
                 let client = client.clone();
                 actix::spawn(async move {
