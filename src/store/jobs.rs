@@ -1,7 +1,5 @@
 //! Job definitions (`job_info`) and their glue updates.
 
-use futures_util::TryStreamExt;
-
 use super::dialect::insert_returning_id;
 use super::rows::{bind_params, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
@@ -19,8 +17,8 @@ pub(crate) const JOB_COLUMNS: &str = "id, add_time, job_group, job_desc, update_
 /// Rows per statement of [`Store::insert_jobs_bulk`] (26 parameters each, well under every
 /// backend's parameter limit).
 const BULK_INSERT_ROWS: usize = 500;
-/// Ids per statement of [`Store::get_jobs`].
-const GET_JOBS_CHUNK: usize = 1_000;
+/// Ids per statement of [`Store::get_jobs`]: bounds the raw rows held at once (see there).
+const GET_JOBS_CHUNK: usize = 500;
 
 /// Filters and paging of the job list.
 #[derive(Debug, Clone, Default)]
@@ -212,8 +210,11 @@ impl Store {
     /// The jobs with these ids that exist, ordered by id within each chunk of ids.
     ///
     /// Ids go in chunks, which keeps every statement far below the backends' bound-parameter
-    /// limits (SQLite's 32,766 is the lowest), and rows are converted as they arrive: a whole
-    /// second's jobs held as raw rows cost the admin tens of MB at 10,000 fires/s.
+    /// limits (SQLite's 32,766 is the lowest) and bounds the raw rows held at once: a whole
+    /// second's jobs held as raw rows cost the admin tens of MB at 10,000 fires/s. Each chunk's
+    /// rows are fetched whole rather than streamed: on SQLite a streamed row is handed from the
+    /// connection's thread to the caller one at a time, which doubled the CPU per job read
+    /// (25.6 against 11.9 µs per row in chunks of 500).
     pub async fn get_jobs(&self, ids: &[i32]) -> StoreResult<Vec<JobInfo>> {
         let mut jobs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(GET_JOBS_CHUNK) {
@@ -223,8 +224,10 @@ impl Store {
             ));
             let params: Vec<Param> = chunk.iter().map(|i| Param::Int(*i)).collect();
             on_pool!(self, pool => {
-                let mut rows = bind_params!(sqlx::query(&sql).persistent(false), params).fetch(pool);
-                while let Some(row) = rows.try_next().await? {
+                let rows = bind_params!(sqlx::query(&sql).persistent(false), params)
+                    .fetch_all(pool)
+                    .await?;
+                for row in rows {
                     jobs.push(job_from_row(&row)?);
                 }
             });
