@@ -315,6 +315,56 @@ impl JobInfo {
     }
 }
 
+/// What storing a run's result needs of its log row and its job, read in one narrow query:
+/// callbacks arrive at the fire rate, and whole log and job rows cost twice the reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultLog {
+    /// The log row.
+    pub log_id: i64,
+    /// Its job.
+    pub job_id: i32,
+    /// 0 while no result is stored.
+    pub handle_code: i32,
+    /// Why it was triggered.
+    pub trigger_type: TriggerType,
+    /// The job's follow-ups; `None` when the job was deleted meanwhile.
+    pub job: Option<JobFollowUps>,
+}
+
+/// What follows a job's run: its children on success, and its next fire time if FIX_DELAY.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFollowUps {
+    /// How the job is scheduled.
+    pub schedule: JobSchedule,
+    /// Jobs triggered when a run succeeds.
+    pub child_job_ids: Vec<i32>,
+}
+
+/// A job's schedule: enough to compute its next fire time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSchedule {
+    /// The job.
+    pub id: i32,
+    /// Cron, fixed rate, fixed delay or none.
+    pub schedule_type: ScheduleType,
+    /// Cron expression or seconds.
+    pub schedule_conf: String,
+    /// IANA time zone for cron, empty for the admin's default.
+    pub timezone: String,
+}
+
+impl JobInfo {
+    /// Its schedule.
+    pub fn schedule(&self) -> JobSchedule {
+        JobSchedule {
+            id: self.id,
+            schedule_type: self.schedule_type,
+            schedule_conf: self.schedule_conf.clone(),
+            timezone: self.timezone.clone(),
+        }
+    }
+}
+
 /// One trigger of a job on one executor (XXL-JOB `xxl_job_log`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobLog {

@@ -1278,6 +1278,57 @@ all_backends!(results_are_stored_in_batches_once_each, |db| {
     assert!(s.complete_logs(&[], 1).await.unwrap().is_empty());
 });
 
+all_backends!(result_logs_carry_what_storing_a_result_needs, |db| {
+    let s = &db.store;
+    let g = new_group(s, "result-logs").await;
+    let child = s.insert_job(&job(g, "child")).await.unwrap();
+    let mut parent = job(g, "parent");
+    parent.schedule_type = ScheduleType::FixDelay;
+    parent.schedule_conf = "30".into();
+    parent.timezone = "Asia/Shanghai".into();
+    parent.child_job_ids = vec![child];
+    let parent = s.insert_job(&parent).await.unwrap();
+    let ids = s
+        .insert_logs(&[
+            new_log(g, parent, 10),
+            NewLog {
+                trigger_type: TriggerType::Manual,
+                ..new_log(g, child, 20)
+            },
+            // a job deleted after its trigger leaves a log with no job
+            new_log(g, 999_999, 30),
+        ])
+        .await
+        .unwrap();
+    s.complete_log(ids[1], 500, Some("boom"), 40).await.unwrap();
+    assert!(s.get_result_logs(&[]).await.unwrap().is_empty());
+    let mut got = s
+        .get_result_logs(&[ids[2], ids[0], 123_456_789, ids[1]])
+        .await
+        .unwrap();
+    got.sort_by_key(|l| l.log_id);
+    assert_eq!(got.len(), 3, "an unknown id is left out: {got:?}");
+    let (p, c, orphan) = (&got[0], &got[1], &got[2]);
+    assert_eq!(
+        (p.log_id, p.job_id, p.handle_code, p.trigger_type),
+        (ids[0], parent, 0, TriggerType::Cron)
+    );
+    let follow = p.job.as_ref().expect("the parent exists");
+    assert_eq!(follow.child_job_ids, vec![child]);
+    assert_eq!(
+        (
+            follow.schedule.id,
+            follow.schedule.schedule_type,
+            follow.schedule.schedule_conf.as_str(),
+            follow.schedule.timezone.as_str()
+        ),
+        (parent, ScheduleType::FixDelay, "30", "Asia/Shanghai")
+    );
+    assert_eq!((c.handle_code, c.trigger_type), (500, TriggerType::Manual));
+    assert!(c.job.as_ref().unwrap().child_job_ids.is_empty());
+    assert_eq!((orphan.job_id, &orphan.job), (999_999, &None));
+});
+
 all_backends!(jobs_load_in_bulk, |db| {
     let s = &db.store;
     let g = new_group(s, "bulk").await;

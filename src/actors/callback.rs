@@ -15,7 +15,7 @@ use super::trigger::{resume_fix_delay, TriggerEnv};
 use crate::clock::now_ms;
 use std::collections::HashMap;
 
-use crate::model::{JobInfo, JobLog, ScheduleType, TriggerType};
+use crate::model::{ResultLog, ScheduleType, TriggerType};
 use crate::protocol::{HandleCallbackParam, SUCCESS_CODE};
 use crate::store::{detach, LogResultRow};
 
@@ -114,8 +114,8 @@ pub async fn complete_one(
     Ok(())
 }
 
-/// Records a batch of results with three statements whatever its size (logs, jobs, one
-/// transaction of updates), then triggers children and FIX_DELAY follow-ups of what was stored.
+/// Records a batch of results (one read of the logs with their jobs, then one update per result
+/// code and message), then triggers children and FIX_DELAY follow-ups of what was stored.
 pub async fn complete_batch(
     env: &TriggerEnv,
     dispatcher: &Addr<Dispatcher>,
@@ -124,22 +124,12 @@ pub async fn complete_batch(
     let store = &env.store;
     let mut outcome = CallbackOutcome::default();
     let ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
-    let logs: HashMap<i64, JobLog> = store
-        .get_logs(&ids)
+    let logs: HashMap<i64, ResultLog> = store
+        .get_result_logs(&ids)
         .await
         .map_err(|e| e.to_string())?
         .into_iter()
-        .map(|l| (l.id, l))
-        .collect();
-    let mut job_ids: Vec<i32> = logs.values().map(|l| l.job_id).collect();
-    job_ids.sort_unstable();
-    job_ids.dedup();
-    let jobs: HashMap<i32, JobInfo> = store
-        .get_jobs(&job_ids)
-        .await
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|j| (j.id, j))
+        .map(|l| (l.log_id, l))
         .collect();
 
     let mut rows = Vec::with_capacity(items.len());
@@ -155,14 +145,13 @@ pub async fn complete_batch(
             outcome.ignored += 1;
             continue;
         }
-        let job = jobs.get(&log.job_id);
         let success = item.handle_code == SUCCESS_CODE;
-        let children: Vec<i32> = match (job, success) {
+        let children: Vec<i32> = match (&log.job, success) {
             (Some(job), true) => job
                 .child_job_ids
                 .iter()
                 .copied()
-                .filter(|c| *c > 0 && *c != job.id)
+                .filter(|c| *c > 0 && *c != log.job_id)
                 .collect(),
             _ => Vec::new(),
         };
@@ -191,18 +180,22 @@ pub async fn complete_batch(
         }
         outcome.stored += 1;
         if code == SUCCESS_CODE {
-            log::debug!("job {} log {} succeeded", log.job_id, log.id);
+            log::debug!("job {} log {} succeeded", log.job_id, log.log_id);
         } else {
-            log::info!("job {} log {} failed with code {code}", log.job_id, log.id);
+            log::info!(
+                "job {} log {} failed with code {code}",
+                log.job_id,
+                log.log_id
+            );
         }
         for child in children {
             log::info!("job {} succeeded: triggering child job {child}", log.job_id);
             dispatcher.do_send(Trigger::new(child, TriggerType::Parent, 0));
         }
-        if let Some(job) = jobs.get(&log.job_id) {
+        if let Some(job) = &log.job {
             let scheduled = matches!(log.trigger_type, TriggerType::Cron | TriggerType::Misfire);
-            if scheduled && job.schedule_type == ScheduleType::FixDelay {
-                resume_fix_delay(env, job, now).await;
+            if scheduled && job.schedule.schedule_type == ScheduleType::FixDelay {
+                resume_fix_delay(env, &job.schedule, now).await;
             }
         }
     }

@@ -15,7 +15,7 @@ use super::dispatch::Trigger;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
 use crate::model::{
-    AddressType, JobGroup, JobInfo, NewLog, Registration, RouteStrategy, ScheduleType,
+    AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration, RouteStrategy, ScheduleType,
     TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
@@ -334,12 +334,12 @@ pub async fn after_fire(env: &TriggerEnv, p: &PreparedTrigger, report: &TriggerR
         && p.job.schedule_type == ScheduleType::FixDelay
         && !report.codes.contains(&SUCCESS_CODE)
     {
-        resume_fix_delay(env, &p.job, now_ms()).await;
+        resume_fix_delay(env, &p.job.schedule(), now_ms()).await;
     }
 }
 
 /// Sets a FIX_DELAY job's next fire time to `ended + delay` if it is still waiting for its run.
-pub async fn resume_fix_delay(env: &TriggerEnv, job: &JobInfo, ended: i64) {
+pub async fn resume_fix_delay(env: &TriggerEnv, job: &JobSchedule, ended: i64) {
     let tz = crate::timing::parse_timezone(&job.timezone, env.default_tz).unwrap_or(env.default_tz);
     match crate::timing::next_fire_time(job.schedule_type, &job.schedule_conf, tz, ended) {
         Ok(Some(next)) => match env

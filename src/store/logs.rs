@@ -3,13 +3,20 @@
 use std::str::FromStr;
 
 use super::dialect::log_counts;
+use super::jobs::parse_column;
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
-use crate::model::{JobLog, LogCounts, NewLog};
+use crate::model::{
+    parse_id_list, JobFollowUps, JobLog, JobSchedule, LogCounts, NewLog, ResultLog,
+};
 
 pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
     handle_time, handle_code, handle_msg, alarm_status";
+
+/// Most log ids per statement of [`Store::get_result_logs`], far below every backend's
+/// bound-parameter limit.
+const RESULT_LOGS_CHUNK: usize = 1_000;
 
 /// How long the fail monitor waits for a trigger's outcome (trigger code, retry count) when the
 /// run's result was stored first.
@@ -132,6 +139,44 @@ pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
     })
 }
 
+fn result_log_from_row(row: &impl RowExt) -> StoreResult<ResultLog> {
+    let log_id = row.long("id")?;
+    let trigger_type = row
+        .text("trigger_type")?
+        .parse()
+        .map_err(|e| StoreError::Corrupt {
+            table: "job_log",
+            id: log_id,
+            detail: format!("{e}"),
+        })?;
+    // the job columns are NULL when the job was deleted after the trigger
+    let job = match row.opt_int("j_id")? {
+        None => None,
+        Some(id) => Some(JobFollowUps {
+            schedule: JobSchedule {
+                id,
+                schedule_type: parse_column(row, id, "schedule_type")?,
+                schedule_conf: row.text("schedule_conf")?,
+                timezone: row.text("timezone")?,
+            },
+            child_job_ids: parse_id_list(&row.text("child_jobid")?).map_err(|detail| {
+                StoreError::Corrupt {
+                    table: "job_info",
+                    id: id.into(),
+                    detail,
+                }
+            })?,
+        }),
+    };
+    Ok(ResultLog {
+        log_id,
+        job_id: row.int("job_id")?,
+        handle_code: row.int("handle_code")?,
+        trigger_type,
+        job,
+    })
+}
+
 pub(super) fn ids_from_rows(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
     rows.iter().map(|r| Ok(r.long("id")?)).collect()
 }
@@ -180,6 +225,31 @@ impl Store {
             .iter()
             .map(log_from_row)
             .collect())
+    }
+
+    /// What storing a result needs of these logs and their jobs, for the ids that exist (any
+    /// order): one narrow join instead of whole log rows and whole job rows.
+    pub async fn get_result_logs(&self, ids: &[i64]) -> StoreResult<Vec<ResultLog>> {
+        let mut logs = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(RESULT_LOGS_CHUNK) {
+            let sql = self.sql(format!(
+                "SELECT l.id AS id, l.job_id AS job_id, l.handle_code AS handle_code, \
+                 l.trigger_type AS trigger_type, j.id AS j_id, j.schedule_type AS schedule_type, \
+                 j.schedule_conf AS schedule_conf, j.timezone AS timezone, j.child_jobid AS child_jobid \
+                 FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id WHERE l.id IN ({})",
+                placeholders(chunk.len())
+            ));
+            let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
+            on_pool!(self, pool => {
+                for row in bind_params!(sqlx::query(&sql).persistent(false), params)
+                    .fetch_all(pool)
+                    .await?
+                {
+                    logs.push(result_log_from_row(&row)?);
+                }
+            });
+        }
+        Ok(logs)
     }
 
     /// One log row by id.

@@ -12,6 +12,8 @@ pub(crate) trait RowExt {
     fn text(&self, col: &str) -> Result<String, sqlx::Error>;
     /// A nullable text column.
     fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error>;
+    /// A nullable INT column (the side of an outer join that found nothing).
+    fn opt_int(&self, col: &str) -> Result<Option<i32>, sqlx::Error>;
 }
 
 impl<R> RowExt for R
@@ -32,6 +34,9 @@ where
         self.try_get(col)
     }
     fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error> {
+        self.try_get(col)
+    }
+    fn opt_int(&self, col: &str) -> Result<Option<i32>, sqlx::Error> {
         self.try_get(col)
     }
 }
