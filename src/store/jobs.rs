@@ -52,13 +52,17 @@ where
     })
 }
 
-pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
-    let id = row.int("id")?;
-    let corrupt = |detail: String| StoreError::Corrupt {
+/// The `child_jobid` list of job `id`; a malformed list marks the row corrupt.
+pub(crate) fn child_job_ids_of(row: &impl RowExt, id: i32) -> StoreResult<Vec<i32>> {
+    parse_id_list(&row.text("child_jobid")?).map_err(|detail| StoreError::Corrupt {
         table: "job_info",
         id: id.into(),
         detail,
-    };
+    })
+}
+
+pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
+    let id = row.int("id")?;
     Ok(JobInfo {
         id,
         job_group: row.int("job_group")?,
@@ -83,7 +87,7 @@ pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
         glue_source: row.text("glue_source")?,
         glue_remark: row.text("glue_remark")?,
         glue_updatetime: row.long("glue_updatetime")?,
-        child_job_ids: parse_id_list(&row.text("child_jobid")?).map_err(corrupt)?,
+        child_job_ids: child_job_ids_of(row, id)?,
         trigger_status: row.int("trigger_status")?,
         trigger_last_time: row.long("trigger_last_time")?,
         trigger_next_time: row.long("trigger_next_time")?,

@@ -3,12 +3,10 @@
 use std::str::FromStr;
 
 use super::dialect::log_counts;
-use super::jobs::parse_column;
+use super::jobs::{child_job_ids_of, parse_column};
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
-use crate::model::{
-    parse_id_list, JobFollowUps, JobLog, JobSchedule, LogCounts, NewLog, ResultLog,
-};
+use crate::model::{JobFollowUps, JobLog, JobSchedule, LogCounts, NewLog, ResultLog, TriggerType};
 
 pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
@@ -109,20 +107,24 @@ impl LogFilter {
     }
 }
 
+/// The `trigger_type` column of log `id`; a value the code does not know marks the row corrupt.
+fn trigger_type_of(row: &impl RowExt, id: i64) -> StoreResult<TriggerType> {
+    row.text("trigger_type")?
+        .parse()
+        .map_err(|e| StoreError::Corrupt {
+            table: "job_log",
+            id,
+            detail: format!("{e}"),
+        })
+}
+
 pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
     let id = row.long("id")?;
     Ok(JobLog {
         id,
         job_group: row.int("job_group")?,
         job_id: row.int("job_id")?,
-        trigger_type: row
-            .text("trigger_type")?
-            .parse()
-            .map_err(|e| StoreError::Corrupt {
-                table: "job_log",
-                id,
-                detail: format!("{e}"),
-            })?,
+        trigger_type: trigger_type_of(row, id)?,
         schedule_time: row.long("schedule_time")?,
         executor_address: row.opt_text("executor_address")?,
         executor_handler: row.opt_text("executor_handler")?,
@@ -141,14 +143,6 @@ pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
 
 fn result_log_from_row(row: &impl RowExt) -> StoreResult<ResultLog> {
     let log_id = row.long("id")?;
-    let trigger_type = row
-        .text("trigger_type")?
-        .parse()
-        .map_err(|e| StoreError::Corrupt {
-            table: "job_log",
-            id: log_id,
-            detail: format!("{e}"),
-        })?;
     // the job columns are NULL when the job was deleted after the trigger
     let job = match row.opt_int("j_id")? {
         None => None,
@@ -159,20 +153,14 @@ fn result_log_from_row(row: &impl RowExt) -> StoreResult<ResultLog> {
                 schedule_conf: row.text("schedule_conf")?,
                 timezone: row.text("timezone")?,
             },
-            child_job_ids: parse_id_list(&row.text("child_jobid")?).map_err(|detail| {
-                StoreError::Corrupt {
-                    table: "job_info",
-                    id: id.into(),
-                    detail,
-                }
-            })?,
+            child_job_ids: child_job_ids_of(row, id)?,
         }),
     };
     Ok(ResultLog {
         log_id,
         job_id: row.int("job_id")?,
         handle_code: row.int("handle_code")?,
-        trigger_type,
+        trigger_type: trigger_type_of(row, log_id)?,
         job,
     })
 }
