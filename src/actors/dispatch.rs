@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix::prelude::*;
 use tokio::sync::{oneshot, Semaphore};
@@ -27,7 +27,7 @@ use super::outcome_writer::OutcomeWriter;
 use super::trigger::{
     after_fire, expected_calls, fire_prepared, prepare_batch, Prepared, TriggerEnv, TriggerReport,
 };
-use crate::clock::now_ms;
+use crate::clock::{now_ms, sleep_until_epoch_ms};
 use crate::executor_client::ExecutorClient;
 use crate::model::TriggerType;
 use crate::routing::Router;
@@ -462,10 +462,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
             for (p, reply) in ready {
                 let guard = guards.pop();
                 if msg.ahead {
-                    let wait = p.schedule_time() - now_ms();
-                    if wait > 0 {
-                        actix_rt::time::sleep(Duration::from_millis(wait as u64)).await;
-                    }
+                    sleep_until_epoch_ms(p.schedule_time()).await;
                 }
                 let Ok(permit) = permits.clone().acquire_owned().await else {
                     return;
