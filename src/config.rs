@@ -27,6 +27,10 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/jobwheel.db";
 pub const DEFAULT_EXECUTOR_PORT: u16 = 9999;
 /// Default folder of executor run logs.
 pub const DEFAULT_LOG_PATH: &str = "./data/joblogs";
+/// Calls in flight on the fast trigger pool unless configured (XXL-JOB's default too).
+pub const DEFAULT_TRIGGER_POOL_FAST_MAX: usize = 200;
+/// Calls in flight on the slow trigger pool unless configured (XXL-JOB's default too).
+pub const DEFAULT_TRIGGER_POOL_SLOW_MAX: usize = 100;
 /// App name of the executor that runs inside `jobwheel standalone`.
 pub const LOCAL_APP_NAME: &str = "jobwheel-local";
 
@@ -642,7 +646,7 @@ impl AdminSettings {
                     s,
                     "trigger-pool-fast-max",
                 )?,
-                200,
+                DEFAULT_TRIGGER_POOL_FAST_MAX,
                 1,
                 100_000,
             )?,
@@ -653,7 +657,7 @@ impl AdminSettings {
                     s,
                     "trigger-pool-slow-max",
                 )?,
-                100,
+                DEFAULT_TRIGGER_POOL_SLOW_MAX,
                 1,
                 100_000,
             )?,

@@ -13,4 +13,5 @@ pub mod sim;
 pub mod startup;
 pub mod stats;
 pub mod throughput;
+pub mod transport;
 pub mod wire_server;

@@ -17,6 +17,7 @@ use super::sim::now_us;
 use super::stats::{
     check_fires, histogram_svg, ms, nice_ceiling, summarize, FireCheck, Series, Table,
 };
+use super::transport;
 
 /// Options of the scenario.
 #[derive(Debug, Clone)]
@@ -60,6 +61,11 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         opts.jobs, opts.duration
     );
     let tcs = run_tokio_cron(opts.jobs, opts.duration)?;
+    println!(
+        "precision: transport floor, {} calls a second from the admin's HTTP client alone, {} s",
+        opts.jobs, opts.duration
+    );
+    let floor = transport::run(opts.jobs, opts.duration, STEADY_SKIP_MS).await?;
 
     let mut t = Table::new(
         format!(
@@ -87,14 +93,30 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         ("jobwheel (admin process + DB)", &jw),
         ("tokio-cron-scheduler (in-process)", &tcs),
     ] {
-        t.row(row(name, &o.lateness, o, &o.note));
+        t.row(row(name, &o.lateness, Some(&o.check), &o.note));
         t.row(row(
             &format!("{name}, steady window"),
             &o.steady,
-            o,
+            Some(&o.check),
             &steady_note,
         ));
     }
+    let floor_note = format!(
+        "no scheduler, no database: {} of {} calls failed",
+        floor.failed, floor.calls
+    );
+    t.row(row(
+        "transport floor (the admin's client alone)",
+        &floor.lateness,
+        None,
+        &floor_note,
+    ));
+    t.row(row(
+        "transport floor, steady window",
+        &floor.steady,
+        None,
+        &steady_note,
+    ));
     println!("{}", t.render());
     let mut r = Table::new(
         "precision: ratio jobwheel / tokio-cron-scheduler",
@@ -110,9 +132,22 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         }
     }
     println!("{}", r.render());
-    if let Some(line) = per_second_line(&jw.per_second_p99) {
+    if let Some(line) = per_second_line("jobwheel", &jw.per_second_p99) {
         println!("{line}");
     }
+    if let Some(line) = per_second_line("transport floor", &floor.per_second_p99) {
+        println!("{line}");
+    }
+    let (c, s) = (floor.caller_us_per_call, floor.server_us_per_call);
+    println!(
+        "transport floor CPU per call: calling threads {:.1} µs ({:.1} user, {:.1} kernel), simulated executor {:.1} µs ({:.1} user, {:.1} kernel)",
+        c.user + c.system,
+        c.user,
+        c.system,
+        s.user + s.system,
+        s.user,
+        s.system
+    );
     println!(
         "jobwheel admin during the run: CPU {admin_cpu:.1}% of one core, peak RSS {} MiB\n",
         mib(admin_rss)
@@ -157,9 +192,16 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
-fn row(name: &str, lateness: &[f64], o: &Outcome, note: &str) -> Vec<String> {
+/// A row of the lateness table; the transport floor has no jobs to check for duplicates or gaps.
+fn row(name: &str, lateness: &[f64], check: Option<&FireCheck>, note: &str) -> Vec<String> {
     let (p50, p99, max) = summarize(lateness).map_or(("-".into(), "-".into(), "-".into()), |s| {
         (ms(s.p50), ms(s.p99), ms(s.max))
+    });
+    let (duplicates, gaps) = check.map_or(("-".into(), "-".into()), |c| {
+        (
+            c.duplicates.to_string(),
+            format!("{} of {}", c.gaps, c.expected),
+        )
     });
     vec![
         name.to_string(),
@@ -167,15 +209,15 @@ fn row(name: &str, lateness: &[f64], o: &Outcome, note: &str) -> Vec<String> {
         p50,
         p99,
         max,
-        o.check.duplicates.to_string(),
-        format!("{} of {}", o.check.gaps, o.check.expected),
+        duplicates,
+        gaps,
         note.to_string(),
     ]
 }
 
 /// Where in the run the late fires are: each second's p99, for the first, the median and the
 /// worst second (the whole run's p99 is set by its worst 1% of fires, often one second's).
-fn per_second_line(p99s: &[f64]) -> Option<String> {
+fn per_second_line(name: &str, p99s: &[f64]) -> Option<String> {
     let first = *p99s.first()?;
     let mut sorted = p99s.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -187,7 +229,7 @@ fn per_second_line(p99s: &[f64]) -> Option<String> {
         .map(|(i, v)| (i, *v))?;
     let over_20 = p99s.iter().filter(|v| **v > 20.0).count();
     Some(format!(
-        "jobwheel p99 per second: first second {}, median second {}, worst second {} (second {} of {}); {over_20} of {} seconds over 20 ms",
+        "{name} p99 per second: first second {}, median second {}, worst second {} (second {} of {}); {over_20} of {} seconds over 20 ms",
         ms(first),
         ms(median),
         ms(worst),

@@ -69,18 +69,78 @@ pub fn parse_sample(status: &str, stat: &str) -> Option<ProcSample> {
             .ok()
     };
     let rss_kb = kb("VmRSS:")?;
-    // the command name (field 2) may hold spaces; fields after its ')' are positional
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state); utime is field 14, stime field 15
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(ProcSample {
         rss_kb,
         anon_kb: kb("RssAnon:").unwrap_or(0),
         file_kb: kb("RssFile:").unwrap_or(0),
-        cpu_ticks: utime + stime,
+        cpu_ticks: stat_cpu_ticks(stat)?,
     })
+}
+
+/// User plus system CPU, in clock ticks, of a process's or thread's `stat` line.
+pub fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    stat_cpu_split(stat).map(|cpu| cpu.user + cpu.system)
+}
+
+/// CPU time split into user and kernel (system) parts, in clock ticks or seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuSplit<T> {
+    /// Time in user space.
+    pub user: T,
+    /// Time in the kernel on the thread's behalf.
+    pub system: T,
+}
+
+impl CpuSplit<u64> {
+    /// The same split in seconds.
+    pub fn secs(self) -> CpuSplit<f64> {
+        CpuSplit {
+            user: self.user as f64 / clock_ticks(),
+            system: self.system as f64 / clock_ticks(),
+        }
+    }
+}
+
+/// User and system CPU, in clock ticks, of a process's or thread's `stat` line.
+pub fn stat_cpu_split(stat: &str) -> Option<CpuSplit<u64>> {
+    // the command name (field 2) may hold spaces; fields after its ')' are positional
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); utime is field 14, stime field 15
+    Some(CpuSplit {
+        user: fields.get(11)?.parse().ok()?,
+        system: fields.get(12)?.parse().ok()?,
+    })
+}
+
+/// CPU used so far by this process's threads whose name starts with `prefix`.
+pub fn own_threads_cpu(prefix: &str) -> CpuSplit<f64> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return CpuSplit::default();
+    };
+    let ticks = tasks
+        .flatten()
+        .filter_map(|task| {
+            let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            if !comm.starts_with(prefix) {
+                return None;
+            }
+            stat_cpu_split(&std::fs::read_to_string(task.path().join("stat")).ok()?)
+        })
+        .fold(CpuSplit::default(), |a: CpuSplit<u64>, b| CpuSplit {
+            user: a.user + b.user,
+            system: a.system + b.system,
+        });
+    ticks.secs()
+}
+
+/// CPU used so far by the calling thread.
+pub fn this_thread_cpu() -> CpuSplit<f64> {
+    std::fs::read_to_string("/proc/thread-self/stat")
+        .ok()
+        .and_then(|stat| stat_cpu_split(&stat))
+        .unwrap_or_default()
+        .secs()
 }
 
 /// Clock ticks per second of `/proc/<pid>/stat` times.

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
 use actix_web::{web, App, HttpResponse, HttpServer};
@@ -18,12 +18,7 @@ use tokio::sync::Semaphore;
 use super::wire_server::{Answer, WireServer};
 
 /// Wall-clock microseconds since the epoch (receipt times, to compare with scheduled seconds).
-pub fn now_us() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
-}
+pub use jobwheel::clock::now_us;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -45,6 +40,8 @@ struct SimShared {
     receipts: Mutex<Vec<Receipt>>,
     pending: Mutex<Vec<(i64, i64)>>,
     bad_requests: AtomicU64,
+    /// Whether results are kept for the flusher to post (not when there is no admin).
+    reports: bool,
     callbacks_posted: AtomicU64,
     callback_failures: AtomicU64,
 }
@@ -57,13 +54,26 @@ pub struct SimExecutor {
     /// The address it registers (with the trailing slash).
     pub address: String,
     admin: String,
-    flusher: actix_web::rt::task::JoinHandle<()>,
+    flusher: Option<actix_web::rt::task::JoinHandle<()>>,
 }
 
 impl SimExecutor {
     /// Starts on 127.0.0.1 with `workers` threads, reporting results to `admin`.
     pub fn start(admin: &str, workers: usize) -> Result<SimExecutor, String> {
-        let shared = Arc::new(SimShared::default());
+        Self::start_with(Some(admin), workers)
+    }
+
+    /// Starts on 127.0.0.1 with `workers` threads, answering `/run` without reporting results:
+    /// the calls alone, with no admin behind them.
+    pub fn start_unreported(workers: usize) -> Result<SimExecutor, String> {
+        Self::start_with(None, workers)
+    }
+
+    fn start_with(admin: Option<&str>, workers: usize) -> Result<SimExecutor, String> {
+        let shared = Arc::new(SimShared {
+            reports: admin.is_some(),
+            ..SimShared::default()
+        });
         let answers = shared.clone();
         let server = WireServer::start(
             workers,
@@ -78,8 +88,10 @@ impl SimExecutor {
         )
         .map_err(|e| format!("cannot start the simulated executor: {e}"))?;
         let port = server.port;
-        let admin = admin.trim_end_matches('/').to_string();
-        let flusher = actix_web::rt::spawn(flush_loop(shared.clone(), admin.clone()));
+        let admin = admin.unwrap_or_default().trim_end_matches('/').to_string();
+        let flusher = shared
+            .reports
+            .then(|| actix_web::rt::spawn(flush_loop(shared.clone(), admin.clone())));
         Ok(SimExecutor {
             shared,
             server,
@@ -121,7 +133,9 @@ impl SimExecutor {
 
     /// Stops the server and the flusher.
     pub async fn stop(self) {
-        self.flusher.abort();
+        if let Some(flusher) = self.flusher {
+            flusher.abort();
+        }
         self.server.stop();
     }
 }
@@ -145,7 +159,9 @@ fn sim_run(shared: &SimShared, body: &[u8]) -> Answer {
         log_id: param.log_id,
         at_us,
     });
-    lock(&shared.pending).push((param.log_id, param.log_date_time));
+    if shared.reports {
+        lock(&shared.pending).push((param.log_id, param.log_date_time));
+    }
     (200, Cow::Borrowed(SUCCESS))
 }
 
