@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::actors::executor_callback::PushCallback;
 use crate::executor::context::JobContext;
-use crate::executor::router::{JobRouter, ReapIfIdle, RunEnv};
+use crate::executor::router::RunEnv;
 use crate::executor::run::{self, Outcome, Work};
 use crate::protocol::{
     HandleCallbackParam, TriggerParam, FAIL_CODE, MSG_JOB_TIMEOUT, MSG_SUFFIX_QUEUED_KILLED,
@@ -19,18 +19,35 @@ use crate::protocol::{
 };
 
 /// State of one worker that the router (HTTP side) must see while the actor is busy running.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct JobShared {
     queued: AtomicUsize,
     running: AtomicBool,
     state: Mutex<SharedState>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SharedState {
     queued_logs: HashSet<i64>,
     stop_reason: Option<String>,
     current: Option<CancellationToken>,
+    /// When the worker last became idle (started, or finished a run); the router reaps by it.
+    idle_since: Instant,
+}
+
+impl Default for JobShared {
+    fn default() -> Self {
+        JobShared {
+            queued: AtomicUsize::new(0),
+            running: AtomicBool::new(false),
+            state: Mutex::new(SharedState {
+                queued_logs: HashSet::new(),
+                stop_reason: None,
+                current: None,
+                idle_since: Instant::now(),
+            }),
+        }
+    }
 }
 
 impl JobShared {
@@ -68,6 +85,11 @@ impl JobShared {
     fn stop_reason(&self) -> Option<String> {
         self.lock().stop_reason.clone()
     }
+
+    /// True when the worker has neither run nor had anything queued for `timeout` by `now`.
+    pub fn idle_longer_than(&self, timeout: Duration, now: Instant) -> bool {
+        !self.is_busy() && now.saturating_duration_since(self.lock().idle_since) >= timeout
+    }
 }
 
 /// Runs one trigger (sent with `do_send`, so the unbounded mailbox is the queue).
@@ -80,18 +102,14 @@ pub struct Run(pub TriggerParam);
 #[rtype(result = "()")]
 pub struct Stop;
 
-/// The worker of one job.
+/// The worker of one job. It holds no idle timer of its own: the router reaps idle workers in
+/// one periodic pass (a timer per worker cost ~150 bytes each, with 10,000 workers alive).
 pub struct JobActor {
     job_id: i32,
     serial: u64,
     work: Work,
     shared: Arc<JobShared>,
     env: Arc<RunEnv>,
-    router: Addr<JobRouter>,
-    /// Bumped at each run start and end, so a stale idle timer knows it is stale.
-    activity: u64,
-    /// The pending idle check; replaced after each run so timers do not pile up on busy jobs.
-    idle_timer: Option<SpawnHandle>,
 }
 
 impl JobActor {
@@ -102,7 +120,6 @@ impl JobActor {
         work: Work,
         shared: Arc<JobShared>,
         env: Arc<RunEnv>,
-        router: Addr<JobRouter>,
     ) -> Self {
         JobActor {
             job_id,
@@ -110,9 +127,6 @@ impl JobActor {
             work,
             shared,
             env,
-            router,
-            activity: 0,
-            idle_timer: None,
         }
     }
 
@@ -125,22 +139,6 @@ impl JobActor {
                 code,
                 msg,
             )));
-    }
-
-    fn schedule_idle_check(&mut self, ctx: &mut Context<Self>) {
-        if let Some(previous) = self.idle_timer.take() {
-            ctx.cancel_future(previous);
-        }
-        let seen = self.activity;
-        self.idle_timer = Some(ctx.run_later(self.env.idle_timeout, move |act, _| {
-            act.idle_timer = None;
-            if act.activity == seen {
-                act.router.do_send(ReapIfIdle {
-                    job_id: act.job_id,
-                    serial: act.serial,
-                });
-            }
-        }));
     }
 }
 
@@ -166,7 +164,6 @@ impl Actor for JobActor {
                 );
             }
         }
-        self.schedule_idle_check(ctx);
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
@@ -192,6 +189,10 @@ impl Handler<Run> for JobActor {
         let stopped = {
             let mut st = self.shared.lock();
             st.queued_logs.remove(&param.log_id);
+            if st.queued_logs.is_empty() {
+                // an idle worker keeps no table: 10,000 idle workers would hold 10,000 of them
+                st.queued_logs = HashSet::new();
+            }
             self.shared.queued.fetch_sub(1, Ordering::SeqCst);
             match &st.stop_reason {
                 Some(reason) => Some(reason.clone()),
@@ -215,7 +216,6 @@ impl Handler<Run> for JobActor {
             );
             return;
         }
-        self.activity += 1;
         let job_ctx = JobContext::new(&param, &self.env.log_base, token);
         let timeout = u64::try_from(param.executor_timeout)
             .ok()
@@ -265,8 +265,12 @@ impl Handler<Run> for JobActor {
             };
             (code, msg)
         };
-        ctx.wait(fut.into_actor(self).map(move |(code, msg), act, ctx| {
-            act.shared.lock().current = None;
+        ctx.wait(fut.into_actor(self).map(move |(code, msg), act, _| {
+            {
+                let mut st = act.shared.lock();
+                st.current = None;
+                st.idle_since = Instant::now();
+            }
             act.shared.running.store(false, Ordering::SeqCst);
             log::info!(
                 "job {} log {}: run finished with code {code} in {} ms",
@@ -275,8 +279,6 @@ impl Handler<Run> for JobActor {
                 started.elapsed().as_millis()
             );
             act.callback(&param, code, msg);
-            act.activity += 1;
-            act.schedule_idle_check(ctx);
         }));
     }
 }
@@ -286,5 +288,31 @@ impl Handler<Stop> for JobActor {
 
     fn handle(&mut self, _: Stop, ctx: &mut Self::Context) {
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_is_idle_only_once_nothing_is_queued_for_the_timeout() {
+        let shared = JobShared::default();
+        let timeout = Duration::from_secs(90);
+        let now = Instant::now();
+        assert!(!shared.idle_longer_than(timeout, now));
+        assert!(shared.idle_longer_than(timeout, now + timeout));
+        assert!(shared.enqueue(7));
+        assert!(
+            !shared.idle_longer_than(timeout, now + 2 * timeout),
+            "a queued trigger keeps it"
+        );
+        shared.running.store(true, Ordering::SeqCst);
+        shared.lock().queued_logs.clear();
+        shared.queued.store(0, Ordering::SeqCst);
+        assert!(
+            !shared.idle_longer_than(timeout, now + 2 * timeout),
+            "a run keeps it"
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tokio::runtime::Handle;
@@ -59,16 +59,6 @@ pub struct IdleBeat {
     pub job_id: i32,
 }
 
-/// From a worker whose idle timer expired; the router decides, so no trigger can slip in between.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ReapIfIdle {
-    /// The job.
-    pub job_id: i32,
-    /// Which worker of that job asks.
-    pub serial: u64,
-}
-
 /// Shutdown step 1: refuse every further trigger.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -97,7 +87,6 @@ pub struct Census {
 }
 
 struct Entry {
-    serial: u64,
     work: Work,
     addr: Addr<JobActor>,
     shared: Arc<JobShared>,
@@ -117,6 +106,12 @@ pub struct JobRouter {
 /// After reaping, glibc keeps the freed actors' memory in its arenas; this long after the last
 /// reap of a burst it is handed back to the kernel, so an executor's RSS returns to idle.
 const TRIM_AFTER_REAP: Duration = Duration::from_secs(2);
+
+/// How often the router looks for idle workers: a quarter of the idle timeout, between 50 ms and
+/// 1 s, so a worker is reaped at most that long after its timeout.
+fn reap_period(idle_timeout: Duration) -> Duration {
+    (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1))
+}
 
 impl JobRouter {
     /// A router over the registered handlers.
@@ -144,6 +139,39 @@ impl JobRouter {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Stops every worker idle for the idle timeout. The router decides, on its own thread, so
+    /// no trigger can be queued to a worker between the check and the stop.
+    fn reap_idle(&mut self, ctx: &mut Context<Self>) {
+        let (timeout, now) = (self.env.idle_timeout, Instant::now());
+        let idle: Vec<i32> = self
+            .jobs
+            .iter()
+            .filter(|(_, e)| e.shared.idle_longer_than(timeout, now))
+            .map(|(id, _)| *id)
+            .collect();
+        if idle.is_empty() {
+            return;
+        }
+        for job_id in idle {
+            self.remove(job_id, MSG_IDLE_TIMEOUT);
+            log::info!(
+                "job {job_id}: idle worker reaped after {} s",
+                timeout.as_secs()
+            );
+        }
+        if !self.trim_pending {
+            self.trim_pending = true;
+            ctx.run_later(TRIM_AFTER_REAP, |act, _| {
+                act.trim_pending = false;
+                // a table sized for a burst keeps its buckets (1.2 MB after 10,000 jobs)
+                if act.jobs.capacity() > 4 * act.jobs.len().max(64) {
+                    act.jobs.shrink_to_fit();
+                }
+                crate::allocator::release_free_memory();
+            });
         }
     }
 
@@ -194,25 +222,16 @@ impl JobRouter {
         Ok((work, reason))
     }
 
-    fn spawn_worker(&mut self, job_id: i32, work: Work, ctx: &mut Context<Self>) {
+    fn spawn_worker(&mut self, job_id: i32, work: Work) {
         self.next_serial += 1;
         let serial = self.next_serial;
         let shared = Arc::new(JobShared::default());
         let env = self.env.clone();
-        let router = ctx.address();
         env.live_workers.fetch_add(1, Ordering::SeqCst);
-        let actor = JobActor::new(job_id, serial, work.clone(), shared.clone(), env, router);
+        let actor = JobActor::new(job_id, serial, work.clone(), shared.clone(), env);
         // workers live on the router's arbiter: they only await, user code runs elsewhere
         let addr = actor.start();
-        self.jobs.insert(
-            job_id,
-            Entry {
-                serial,
-                work,
-                addr,
-                shared,
-            },
-        );
+        self.jobs.insert(job_id, Entry { work, addr, shared });
     }
 }
 
@@ -222,6 +241,11 @@ impl Actor for JobRouter {
     fn started(&mut self, ctx: &mut Self::Context) {
         // HTTP workers send here with `send`; a burst of triggers must queue, not fail
         ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
+        // a restart drops the context's timers, a pending trim among them
+        self.trim_pending = false;
+        ctx.run_interval(reap_period(self.env.idle_timeout), |act, ctx| {
+            act.reap_idle(ctx)
+        });
     }
 }
 
@@ -238,7 +262,7 @@ impl Supervised for JobRouter {
 impl Handler<Trigger> for JobRouter {
     type Result = Result<(), String>;
 
-    fn handle(&mut self, Trigger(p): Trigger, ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, Trigger(p): Trigger, _: &mut Self::Context) -> Self::Result {
         let refused = |why: String| {
             log::info!("job {} log {}: trigger refused: {why}", p.job_id, p.log_id);
             Err(why)
@@ -268,7 +292,7 @@ impl Handler<Trigger> for JobRouter {
             self.remove(p.job_id, reason);
         }
         if !self.jobs.contains_key(&p.job_id) {
-            self.spawn_worker(p.job_id, work, ctx);
+            self.spawn_worker(p.job_id, work);
         }
         let Some(entry) = self.jobs.get(&p.job_id) else {
             return refused("job worker could not be created".to_string());
@@ -306,36 +330,6 @@ impl Handler<IdleBeat> for JobRouter {
         self.jobs
             .get(&msg.job_id)
             .is_some_and(|e| e.shared.is_busy())
-    }
-}
-
-impl Handler<ReapIfIdle> for JobRouter {
-    type Result = ();
-
-    fn handle(&mut self, msg: ReapIfIdle, ctx: &mut Self::Context) {
-        let idle = self
-            .jobs
-            .get(&msg.job_id)
-            .is_some_and(|e| e.serial == msg.serial && !e.shared.is_busy());
-        if idle {
-            self.remove(msg.job_id, MSG_IDLE_TIMEOUT);
-            log::info!(
-                "job {}: idle worker reaped after {} s",
-                msg.job_id,
-                self.env.idle_timeout.as_secs()
-            );
-            if !self.trim_pending {
-                self.trim_pending = true;
-                ctx.run_later(TRIM_AFTER_REAP, |act, _| {
-                    act.trim_pending = false;
-                    // a table sized for a burst keeps its buckets (1.2 MB after 10,000 jobs)
-                    if act.jobs.capacity() > 4 * act.jobs.len().max(64) {
-                        act.jobs.shrink_to_fit();
-                    }
-                    crate::allocator::release_free_memory();
-                });
-            }
-        }
     }
 }
 
