@@ -20,6 +20,7 @@ both_targets!(
     timeout_reports_502_and_kills_process_group,
     kill_reports_500_and_reports_queued_as_not_executed,
     idle_worker_is_reaped_and_recreated,
+    a_worker_busy_past_the_idle_timeout_is_not_reaped,
     shutdown_kills_reports_flushes_and_deregisters,
 );
 
@@ -205,6 +206,45 @@ async fn kill_reports_500_and_reports_queued_as_not_executed(target: Target) {
         admin.wait_callback(again.log_id, WAIT).await.handle_code,
         200
     );
+}
+
+/// The router reaps by each worker's last activity: a run longer than the idle timeout, and a
+/// trigger queued behind it, keep the worker alive until both have finished.
+async fn a_worker_busy_past_the_idle_timeout_is_not_reaped(target: Target) {
+    let admin = FakeAdmin::start();
+    let opts = Opts {
+        idle_timeout_secs: 1,
+        ..Opts::default()
+    };
+    let exec = Exec::start(target, &admin, opts).await;
+    let long = shell(26, "sleep 2.5; echo long", 1);
+    let queued = shell(26, "sleep 2.5; echo long", 1);
+    exec.run_ok(&long).await;
+    exec.run_ok(&queued).await;
+    // past the idle timeout, and past a reap pass, while the first run is still going
+    actix_rt::time::sleep(Duration::from_millis(1_800)).await;
+    assert_eq!(
+        exec.post("/idleBeat", json!({"jobId": 26})).await["code"],
+        500,
+        "the worker should still be busy"
+    );
+    for p in [&long, &queued] {
+        let result = admin.wait_callback(p.log_id, WAIT).await;
+        assert_eq!(
+            result.handle_code, 200,
+            "log {} was stopped: {:?}",
+            p.log_id, result.handle_msg
+        );
+    }
+    if target == Target::Binary {
+        let reaped = wait_for(Duration::from_secs(5), || {
+            exec.stderr()
+                .contains("job 26: idle worker reaped")
+                .then_some(())
+        })
+        .await;
+        assert!(reaped.is_some(), "the idle worker was never reaped");
+    }
 }
 
 async fn idle_worker_is_reaped_and_recreated(target: Target) {
