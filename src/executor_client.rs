@@ -4,6 +4,9 @@
 //! alive between calls. Every answer is read as XXL-JOB's envelope, whichever of `content`/`data`
 //! carries the payload.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -29,12 +32,19 @@ pub struct Credentials {
     pub protocol: AdminProtocol,
 }
 
+/// Most executor addresses whose parsed form is kept; past it the cache starts over, so
+/// executors that come and go on new ports cannot grow it without bound.
+const TARGETS_KEPT: usize = 1_024;
+
 /// HTTP client for executor calls; create one per thread and reuse it.
 pub struct ExecutorClient {
     /// Plain `http://` executors: one write per request, pooled connections.
     plain: Http1Client,
     /// Everything else (`https://`).
     http: awc::Client,
+    /// Each address as parsed for the plain client (`None`: left to awc). Parsing a URL for
+    /// every call (IDNA host processing included) showed in `perf` of a 10,000-call burst.
+    targets: RefCell<HashMap<String, Option<Rc<HttpTarget>>>>,
 }
 
 impl Default for ExecutorClient {
@@ -58,7 +68,22 @@ impl ExecutorClient {
         ExecutorClient {
             plain: Http1Client::new(timeout),
             http,
+            targets: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// `address` parsed for the plain client, from the cache when seen before.
+    fn target_of(&self, address: &str) -> Option<Rc<HttpTarget>> {
+        if let Some(known) = self.targets.borrow().get(address) {
+            return known.clone();
+        }
+        let parsed = HttpTarget::parse(address).map(Rc::new);
+        let mut targets = self.targets.borrow_mut();
+        if targets.len() >= TARGETS_KEPT {
+            targets.clear();
+        }
+        targets.insert(address.to_string(), parsed.clone());
+        parsed
     }
 
     /// Posts `body` to `{address}{path}` and reads the envelope; transport errors become `Err`.
@@ -70,7 +95,7 @@ impl ExecutorClient {
         body: Option<&B>,
     ) -> Result<AnyReturn, String> {
         let url = join_url(address, path);
-        if let Some(target) = HttpTarget::parse(address) {
+        if let Some(target) = self.target_of(address) {
             return self.call_plain(&target, &url, path, creds, body).await;
         }
         let mut req = self
@@ -141,7 +166,7 @@ impl ExecutorClient {
     /// Opens connections to `address` until `want` are idle for the calls about to come; the
     /// number opened. Only plain `http://` executors are warmed; a failure is left to the calls.
     pub async fn warm(&self, address: &str, want: usize) -> usize {
-        match HttpTarget::parse(address) {
+        match self.target_of(address) {
             Some(target) => self.plain.warm(&target, want).await,
             None => 0,
         }
@@ -233,5 +258,21 @@ mod tests {
             join_url("http://h:9999/jobs/", "beat"),
             "http://h:9999/jobs/beat"
         );
+    }
+
+    #[test]
+    fn addresses_are_parsed_once_and_the_cache_stays_bounded() {
+        let client = ExecutorClient::default();
+        let first = client.target_of("http://127.0.0.1:9999/").expect("plain");
+        let again = client.target_of("http://127.0.0.1:9999/").expect("plain");
+        assert!(Rc::ptr_eq(&first, &again), "parsed twice");
+        assert!(client.target_of("https://127.0.0.1:9999/").is_none());
+        assert!(client.target_of("not a url").is_none());
+        for port in 0..(TARGETS_KEPT as u16 + 10) {
+            assert!(client
+                .target_of(&format!("http://127.0.0.1:{}/", 10_000 + port))
+                .is_some());
+        }
+        assert!(client.targets.borrow().len() <= TARGETS_KEPT);
     }
 }
