@@ -1,6 +1,7 @@
 //! `precision`: J jobs on `* * * * * ?` for D seconds; lateness of each `/run` receipt after its
 //! scheduled second, duplicates and gaps; then the same J once-a-second jobs in-process on
-//! tokio-cron-scheduler, and both distributions side by side.
+//! tokio-cron-scheduler, then the transport floor (the same calls from the admin's HTTP client
+//! alone, [`super::transport`]), and the distributions side by side.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};

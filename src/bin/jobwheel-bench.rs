@@ -75,7 +75,7 @@ struct Args {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Scenario {
-    /// Lateness of once-a-second cron jobs, against tokio-cron-scheduler
+    /// Lateness of once-a-second cron jobs, against tokio-cron-scheduler and the bare HTTP calls
     Precision,
     /// Highest sustained end-to-end fire rate
     Throughput,
