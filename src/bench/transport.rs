@@ -1,8 +1,8 @@
 //! The transport floor beside `precision`: the same J `/run` calls each second, made by the
 //! admin's own executor client straight to the same simulated executor, with no scheduler, no
-//! database and no admin process around them. No scheduler that makes one HTTP call per fire
-//! can be less late on this machine, so the floor tells how much of jobwheel's lateness is the
-//! calls themselves and how much is jobwheel.
+//! database and no admin process around them. jobwheel cannot be less late than its own calls
+//! on this machine, so the floor tells how much of its lateness is the calls themselves and how
+//! much is the scheduling around them.
 
 use std::cell::Cell;
 use std::rc::Rc;
