@@ -139,14 +139,6 @@ pub fn second_after(lead_ms: i64) -> i64 {
     (t.div_euclid(1_000) + 1) * 1_000
 }
 
-/// Sleeps until the wall clock reaches `at_ms`.
-pub async fn sleep_until_ms(at_ms: i64) {
-    let wait = at_ms - now_ms();
-    if wait > 0 {
-        actix_web::rt::time::sleep(Duration::from_millis(wait as u64)).await;
-    }
-}
-
 /// KiB as MiB with one decimal.
 pub fn mib(kb: u64) -> String {
     format!("{:.1}", kb as f64 / 1024.0)

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use jobwheel::clock::now_ms;
+use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
 use jobwheel::model::ScheduleType;
 use tokio_cron_scheduler::{Job, JobScheduler};
 
-use super::common::{logs_since, mib, second_after, sleep_until_ms, Ctx, Stage};
+use super::common::{logs_since, mib, second_after, Ctx, Stage};
 use super::db::scheduled_job;
 use super::procs::cpu_percent;
 use super::sim::now_us;
@@ -274,7 +274,7 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
         note = "jobs were inserted less than 1 s before the first second".into();
     }
     let ids = stage.db.job_ids(group).await?;
-    sleep_until_ms(t0).await;
+    sleep_until_epoch_ms(t0).await;
     let before = stage.admin.process.sample()?;
     let started = Instant::now();
     let mut peak_rss = before.rss_kb;

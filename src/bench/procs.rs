@@ -91,6 +91,28 @@ pub struct CpuSplit<T> {
     pub system: T,
 }
 
+impl<T: std::ops::Add<Output = T>> std::ops::Add for CpuSplit<T> {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        CpuSplit {
+            user: self.user + other.user,
+            system: self.system + other.system,
+        }
+    }
+}
+
+impl<T: std::ops::Sub<Output = T>> std::ops::Sub for CpuSplit<T> {
+    type Output = Self;
+
+    fn sub(self, other: Self) -> Self {
+        CpuSplit {
+            user: self.user - other.user,
+            system: self.system - other.system,
+        }
+    }
+}
+
 impl CpuSplit<u64> {
     /// The same split in seconds.
     pub fn secs(self) -> CpuSplit<f64> {
@@ -127,10 +149,7 @@ pub fn own_threads_cpu(prefix: &str) -> CpuSplit<f64> {
             }
             stat_cpu_split(&std::fs::read_to_string(task.path().join("stat")).ok()?)
         })
-        .fold(CpuSplit::default(), |a: CpuSplit<u64>, b| CpuSplit {
-            user: a.user + b.user,
-            system: a.system + b.system,
-        });
+        .fold(CpuSplit::default(), |a: CpuSplit<u64>, b| a + b);
     ticks.secs()
 }
 

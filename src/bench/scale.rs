@@ -6,10 +6,10 @@
 use std::time::Instant;
 
 use jobwheel::actors::schedule::{pre_read, PRE_READ_MS};
-use jobwheel::clock::now_ms;
+use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
 use jobwheel::model::ScheduleType;
 
-use super::common::{second_after, sleep_until_ms, Ctx};
+use super::common::{second_after, Ctx};
 use super::db::{scheduled_job, BenchDb, BENCH_APP};
 use super::stats::{ms, summarize, Table};
 
@@ -137,7 +137,7 @@ async fn measure(db: &BenchDb, defined: usize, opts: &Options) -> Result<SizeRes
     let mut first_ms = 0.0;
     for k in 0..=opts.passes {
         // like the admin: a pass a little after each second begins
-        sleep_until_ms(second_after(0) + 100).await;
+        sleep_until_epoch_ms(second_after(0) + 100).await;
         let t = Instant::now();
         let pass = pre_read(&db.store, tz, BATCH, now_ms())
             .await

@@ -5,10 +5,10 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use jobwheel::clock::now_ms;
+use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
 use jobwheel::model::ScheduleType;
 
-use super::common::{logs_since, mib, second_after, sleep_until_ms, Ctx, Stage};
+use super::common::{logs_since, mib, second_after, Ctx, Stage};
 use super::db::scheduled_job;
 use super::procs::cpu_percent;
 use super::stats::{ms, summarize, Table};
@@ -67,7 +67,7 @@ async fn measure_step(
         })
         .await?;
     let ids = stage.db.job_ids(group).await?;
-    sleep_until_ms(t0).await;
+    sleep_until_epoch_ms(t0).await;
     let before = stage.admin.process.sample()?;
     let started = Instant::now();
     let mut peak = before.rss_kb;
@@ -78,7 +78,7 @@ async fn measure_step(
     let after = stage.admin.process.sample()?;
     let admin_cpu = cpu_percent(before, after, started.elapsed());
     // results of the window's last fires may take up to the bound
-    sleep_until_ms(end + bound_ms + 500).await;
+    sleep_until_epoch_ms(end + bound_ms + 500).await;
     let (from, to) = (t0 + 2_000, end - 2_000);
     let logs = logs_since(&stage.db.store, t0 - 10_000).await?;
     let mut rows_per_pair: HashMap<(i32, i64), usize> = HashMap::new();

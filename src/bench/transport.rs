@@ -97,9 +97,9 @@ pub async fn run(jobs: usize, seconds: u64, steady_skip_ms: i64) -> Result<Floor
     let (calls, failed, caller_cpu) = results
         .iter()
         .fold((0, 0, CpuSplit::default()), |(c, f, cpu), r| {
-            (c + r.calls, f + r.failed, add(cpu, r.cpu, 1.0))
+            (c + r.calls, f + r.failed, cpu + r.cpu)
         });
-    let server_cpu = add(own_threads_cpu(SERVER_THREAD), server_cpu, -1.0);
+    let server_cpu = own_threads_cpu(SERVER_THREAD) - server_cpu;
     let receipts = sim.receipts();
     sim.stop().await;
 
@@ -151,14 +151,6 @@ struct Tally {
     calls: u64,
     failed: u64,
     cpu: CpuSplit<f64>,
-}
-
-/// `a + sign × b`, part by part.
-fn add(a: CpuSplit<f64>, b: CpuSplit<f64>, sign: f64) -> CpuSplit<f64> {
-    CpuSplit {
-        user: a.user + sign * b.user,
-        system: a.system + sign * b.system,
-    }
 }
 
 /// One calling thread: its own runtime and client, like one of the admin's trigger arbiters.
@@ -225,7 +217,7 @@ fn call_thread(plan: Plan, permits: Arc<Semaphore>) -> Result<Tally, String> {
         Ok(Tally {
             calls: calls.get(),
             failed: failed.get(),
-            cpu: add(this_thread_cpu(), cpu_before, -1.0),
+            cpu: this_thread_cpu() - cpu_before,
         })
     })
 }
