@@ -154,6 +154,10 @@ pub struct Store {
 
 /// Most connections of an SQLite pool (see [`Store::connect`]).
 const SQLITE_MAX_CONNECTIONS: u32 = 4;
+/// Rows an SQLite connection thread may queue for its reader before it waits: more than the
+/// largest batch the trigger path reads (500), so a batch streams without the thread parking
+/// and being woken once per row (sqlx's default is 50).
+const SQLITE_ROW_BUFFER: usize = 1_024;
 
 /// Statements slower than this are logged by sqlx ...
 const SLOW_STATEMENT: Duration = Duration::from_secs(1);
@@ -189,6 +193,7 @@ impl Store {
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(10))
+                    .row_buffer_size(SQLITE_ROW_BUFFER)
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 // SQLite has one writer, and the trigger path writes in batches: four
                 // connections sustain 10,000 fires/s as eight did, and each connection is a
