@@ -277,11 +277,7 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
     sleep_until_epoch_ms(t0).await;
     let before = stage.admin.process.sample()?;
     let started = Instant::now();
-    let mut peak_rss = before.rss_kb;
-    while now_ms() < end {
-        actix_web::rt::time::sleep(Duration::from_millis(500)).await;
-        peak_rss = peak_rss.max(stage.admin.process.sample()?.rss_kb);
-    }
+    let peak_rss = stage.admin.process.peak_rss_until(end).await?;
     let after = stage.admin.process.sample()?;
     let cpu = cpu_percent(before, after, started.elapsed());
     // the last second's fires and their results

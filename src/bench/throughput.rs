@@ -3,9 +3,9 @@
 //! duplicated. Reports the highest sustained end-to-end rate and the admin's CPU share.
 
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
+use jobwheel::clock::sleep_until_epoch_ms;
 use jobwheel::model::ScheduleType;
 
 use super::common::{logs_since, mib, second_after, Ctx, Stage};
@@ -70,11 +70,7 @@ async fn measure_step(
     sleep_until_epoch_ms(t0).await;
     let before = stage.admin.process.sample()?;
     let started = Instant::now();
-    let mut peak = before.rss_kb;
-    while now_ms() < end {
-        actix_web::rt::time::sleep(Duration::from_millis(500)).await;
-        peak = peak.max(stage.admin.process.sample()?.rss_kb);
-    }
+    let peak = stage.admin.process.peak_rss_until(end).await?;
     let after = stage.admin.process.sample()?;
     let admin_cpu = cpu_percent(before, after, started.elapsed());
     // results of the window's last fires may take up to the bound
