@@ -7,16 +7,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
+use jobwheel::clock::{now_ms, now_us, sleep_until_epoch_ms};
 use jobwheel::model::ScheduleType;
 use tokio_cron_scheduler::{Job, JobScheduler};
 
 use super::common::{logs_since, mib, second_after, Ctx, Stage};
 use super::db::scheduled_job;
 use super::procs::cpu_percent;
-use super::sim::now_us;
 use super::stats::{
-    check_fires, histogram_svg, ms, nice_ceiling, summarize, FireCheck, Series, Table,
+    check_fires, histogram_svg, ms, nice_ceiling, summarize, FireCheck, Lateness, Series, Table,
 };
 use super::transport;
 
@@ -37,12 +36,7 @@ const STEADY_SKIP_MS: i64 = 2_000;
 
 /// Lateness sample and fire check of one scheduler.
 struct Outcome {
-    /// Every fire of the run.
-    lateness: Vec<f64>,
-    /// The fires of the steady window only.
-    steady: Vec<f64>,
-    /// Lateness p99 of each scheduled second of the run, in order (jobwheel only).
-    per_second_p99: Vec<f64>,
+    lateness: Lateness,
     check: FireCheck,
     note: String,
 }
@@ -84,8 +78,8 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
             "notes",
         ],
     );
-    let jw_s = summarize(&jw.lateness);
-    let tcs_s = summarize(&tcs.lateness);
+    let jw_s = summarize(&jw.lateness.all);
+    let tcs_s = summarize(&tcs.lateness.all);
     let steady_note = format!(
         "steady window: first and last {} s skipped, as for gaps",
         STEADY_SKIP_MS / 1_000
@@ -94,10 +88,10 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         ("jobwheel (admin process + DB)", &jw),
         ("tokio-cron-scheduler (in-process)", &tcs),
     ] {
-        t.row(row(name, &o.lateness, Some(&o.check), &o.note));
+        t.row(row(name, &o.lateness.all, Some(&o.check), &o.note));
         t.row(row(
             &format!("{name}, steady window"),
-            &o.steady,
+            &o.lateness.steady,
             Some(&o.check),
             &steady_note,
         ));
@@ -108,13 +102,13 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     );
     t.row(row(
         "transport floor (the admin's client alone)",
-        &floor.lateness,
+        &floor.lateness.all,
         None,
         &floor_note,
     ));
     t.row(row(
         "transport floor, steady window",
-        &floor.steady,
+        &floor.lateness.steady,
         None,
         &steady_note,
     ));
@@ -133,10 +127,10 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         }
     }
     println!("{}", r.render());
-    if let Some(line) = per_second_line("jobwheel", &jw.per_second_p99) {
+    if let Some(line) = per_second_line("jobwheel", &jw.lateness.per_second_p99) {
         println!("{line}");
     }
-    if let Some(line) = per_second_line("transport floor", &floor.per_second_p99) {
+    if let Some(line) = per_second_line("transport floor", &floor.lateness.per_second_p99) {
         println!("{line}");
     }
     let (c, s) = (floor.caller_us_per_call, floor.server_us_per_call);
@@ -168,12 +162,12 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
             &[
                 Series {
                     label: "jobwheel (receipt of /run at the executor)",
-                    values: &jw.lateness,
+                    values: &jw.lateness.all,
                     color: "#1f77b4",
                 },
                 Series {
                     label: "tokio-cron-scheduler (callback start)",
-                    values: &tcs.lateness,
+                    values: &tcs.lateness.all,
                     color: "#ff7f0e",
                 },
             ],
@@ -184,10 +178,10 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
             .map_err(|e| format!("cannot write histogram '{}': {e}", path.display()))?;
         println!("histogram written to {}", path.display());
     }
-    if jw.lateness.is_empty() {
+    if jw.lateness.all.is_empty() {
         return Err("jobwheel fired nothing: the scenario could not run".into());
     }
-    if tcs.lateness.is_empty() {
+    if tcs.lateness.all.is_empty() {
         return Err("tokio-cron-scheduler fired nothing: the scenario could not run".into());
     }
     Ok(())
@@ -286,24 +280,17 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
     // its /run is sent, so the logs read afterwards hold them all
     let receipts = stage.sim.receipts();
     let logs = logs_since(&stage.db.store, t0 - 10_000).await?;
-    let mut lateness = Vec::new();
-    let mut steady = Vec::new();
-    let mut by_second: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
+    let mut late = Vec::new();
     let mut fires = Vec::new();
     let mut unknown = 0;
     for r in receipts {
         match logs.get(&r.log_id) {
             Some(l) => {
                 fires.push((l.job_id, l.schedule_time));
-                let late = r.at_us as f64 / 1_000.0 - l.schedule_time as f64;
-                if l.schedule_time >= t0 && l.schedule_time < end {
-                    lateness.push(late);
-                    by_second.entry(l.schedule_time).or_default().push(late);
-                }
-                if l.schedule_time >= t0 + STEADY_SKIP_MS && l.schedule_time < end - STEADY_SKIP_MS
-                {
-                    steady.push(late);
-                }
+                late.push((
+                    l.schedule_time,
+                    r.at_us as f64 / 1_000.0 - l.schedule_time as f64,
+                ));
             }
             None => unknown += 1,
         }
@@ -324,12 +311,7 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
     let check = check_fires(fires, &ids, t0 + STEADY_SKIP_MS, end - STEADY_SKIP_MS);
     Ok((
         Outcome {
-            lateness,
-            steady,
-            per_second_p99: by_second
-                .values()
-                .filter_map(|v| summarize(v).map(|s| s.p99))
-                .collect(),
+            lateness: Lateness::of(late, (t0, end), STEADY_SKIP_MS),
             check,
             note,
         },
@@ -359,15 +341,11 @@ fn run_tokio_cron(jobs: usize, secs: u64) -> Result<Outcome, String> {
     .map_err(|_| "tokio-cron-scheduler run panicked".to_string())??;
     let (t0, end) = window;
     let records = std::mem::take(&mut *records.lock().unwrap_or_else(PoisonError::into_inner));
-    let within = |from: i64, to: i64| -> Vec<f64> {
-        records
-            .iter()
-            .filter(|(_, s, _)| *s >= from && *s < to)
-            .map(|(_, _, l)| *l)
-            .collect()
-    };
-    let lateness = within(t0, end);
-    let steady = within(t0 + STEADY_SKIP_MS, end - STEADY_SKIP_MS);
+    let lateness = Lateness::of(
+        records.iter().map(|(_, s, l)| (*s, *l)),
+        (t0, end),
+        STEADY_SKIP_MS,
+    );
     let ids: Vec<i32> = (0..jobs as i32).collect();
     let check = check_fires(
         records.iter().map(|(j, s, _)| (*j, *s)),
@@ -377,8 +355,6 @@ fn run_tokio_cron(jobs: usize, secs: u64) -> Result<Outcome, String> {
     );
     Ok(Outcome {
         lateness,
-        steady,
-        per_second_p99: Vec::new(),
         check,
         note: "scheduled second = callback start rounded down".into(),
     })

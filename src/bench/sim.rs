@@ -11,14 +11,12 @@ use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
 use actix_web::{web, App, HttpResponse, HttpServer};
+use jobwheel::clock::now_us;
 use jobwheel::protocol::{decode_callbacks, TriggerParam};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 use super::wire_server::{Answer, WireServer};
-
-/// Wall-clock microseconds since the epoch (receipt times, to compare with scheduled seconds).
-pub use jobwheel::clock::now_us;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

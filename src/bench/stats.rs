@@ -28,6 +28,45 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, n) - 1]
 }
 
+/// Lateness of fires (ms) by their scheduled second, within a run's window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lateness {
+    /// Every fire scheduled in the window.
+    pub all: Vec<f64>,
+    /// The fires of the steady window only (the window without its first and last seconds).
+    pub steady: Vec<f64>,
+    /// Lateness p99 of each scheduled second of the window, in order.
+    pub per_second_p99: Vec<f64>,
+}
+
+impl Lateness {
+    /// Keeps the `(scheduled second ms, lateness ms)` fires scheduled in `[start, end)`; the
+    /// steady window skips `skip_ms` at each end.
+    pub fn of(
+        fires: impl IntoIterator<Item = (i64, f64)>,
+        (start, end): (i64, i64),
+        skip_ms: i64,
+    ) -> Lateness {
+        let mut out = Lateness::default();
+        let mut by_second: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
+        for (second, late) in fires {
+            if second < start || second >= end {
+                continue;
+            }
+            out.all.push(late);
+            by_second.entry(second).or_default().push(late);
+            if second >= start + skip_ms && second < end - skip_ms {
+                out.steady.push(late);
+            }
+        }
+        out.per_second_p99 = by_second
+            .values()
+            .filter_map(|v| summarize(v).map(|s| s.p99))
+            .collect();
+        out
+    }
+}
+
 /// Summary of a sample, `None` when it is empty.
 pub fn summarize(values: &[f64]) -> Option<Summary> {
     if values.is_empty() {
@@ -321,6 +360,23 @@ fn trim_number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lateness_keeps_the_window_and_groups_by_second() {
+        let fires = [
+            (0, 50.0), // before the window
+            (1_000, 1.0),
+            (1_000, 3.0),
+            (2_000, 2.0),
+            (3_000, 4.0),
+            (4_000, 9.0), // at its end: outside
+        ];
+        let l = Lateness::of(fires, (1_000, 4_000), 1_000);
+        assert_eq!(l.all, vec![1.0, 3.0, 2.0, 4.0]);
+        assert_eq!(l.steady, vec![2.0]);
+        assert_eq!(l.per_second_p99, vec![3.0, 2.0, 4.0]);
+        assert_eq!(Lateness::of([], (0, 1_000), 0), Lateness::default());
+    }
 
     #[test]
     fn percentiles_are_nearest_rank() {

@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 use super::common::second_after;
 use super::procs::{own_threads_cpu, this_thread_cpu, CpuSplit};
 use super::sim::SimExecutor;
+use super::stats::Lateness;
 
 /// Name prefix of the calling threads.
 const CALLER_THREAD: &str = "floor-call";
@@ -27,12 +28,8 @@ const SERVER_THREAD: &str = "sim-http";
 
 /// What the floor run measured.
 pub struct Floor {
-    /// Lateness of every call's receipt after its second, ms.
-    pub lateness: Vec<f64>,
-    /// The same for the seconds of the steady window only.
-    pub steady: Vec<f64>,
-    /// Lateness p99 of each second, in order.
-    pub per_second_p99: Vec<f64>,
+    /// Lateness of every call's receipt after its second.
+    pub lateness: Lateness,
     /// Calls made.
     pub calls: u64,
     /// Calls that did not get a success answer.
@@ -103,18 +100,14 @@ pub async fn run(jobs: usize, seconds: u64, steady_skip_ms: i64) -> Result<Floor
     let receipts = sim.receipts();
     sim.stop().await;
 
-    let mut lateness = Vec::with_capacity(receipts.len());
-    let mut steady = Vec::new();
-    let mut by_second: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
-    for r in receipts {
-        let second = scheduled_second(r.log_id, jobs, first_second);
-        let late = r.at_us as f64 / 1_000.0 - second as f64;
-        lateness.push(late);
-        by_second.entry(second).or_default().push(late);
-        if second >= first_second + steady_skip_ms && second < end - steady_skip_ms {
-            steady.push(late);
-        }
-    }
+    let lateness = Lateness::of(
+        receipts.iter().map(|r| {
+            let second = scheduled_second(r.log_id, jobs, first_second);
+            (second, r.at_us as f64 / 1_000.0 - second as f64)
+        }),
+        (first_second, end),
+        steady_skip_ms,
+    );
     let per_call = |cpu: CpuSplit<f64>| {
         let scale = if calls == 0 { 0.0 } else { 1e6 / calls as f64 };
         CpuSplit {
@@ -124,11 +117,6 @@ pub async fn run(jobs: usize, seconds: u64, steady_skip_ms: i64) -> Result<Floor
     };
     Ok(Floor {
         lateness,
-        steady,
-        per_second_p99: by_second
-            .values()
-            .filter_map(|v| super::stats::summarize(v).map(|s| s.p99))
-            .collect(),
         calls,
         failed,
         caller_us_per_call: per_call(caller_cpu),
