@@ -1,9 +1,10 @@
 //! A small actix-web service with its own routes and a jobwheel executor mounted under `/xxl-job`,
 //! so one port serves both. Register it with an admin as `http://IP:PORT/xxl-job/`.
 //!
-//! Environment: `PORT` (default 8081; 0 picks a free one), `ADMIN_ADDRESSES` (comma-separated,
-//! default `http://127.0.0.1:8080`), `APP_NAME` (default `embedded-demo`), `LOG_PATH`
-//! (default `./data/embedded-joblogs`), `EXECUTOR_IP` (registered IP, default: detected).
+//! Environment: `ACCESS_TOKEN` (required: the admin's token, printed at its first start),
+//! `PORT` (default 8081; 0 picks a free one), `ADMIN_ADDRESSES` (comma-separated, default
+//! `http://127.0.0.1:8080`), `APP_NAME` (default `embedded-demo`), `LOG_PATH` (default
+//! `./data/embedded-joblogs`), `EXECUTOR_IP` (registered IP, default: detected).
 //! Stop it with Ctrl-C or SIGTERM: the executor finishes its jobs, flushes results and deregisters.
 
 use std::net::TcpListener;
@@ -31,6 +32,12 @@ struct Stats {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
 
+    let Ok(token) = std::env::var("ACCESS_TOKEN") else {
+        eprintln!(
+            "embedded: set ACCESS_TOKEN to the admin's access token (printed at its first start)"
+        );
+        std::process::exit(2);
+    };
     let port: u16 = env_or("PORT", "8081").parse()?;
     // bind first, so the executor registers the port actually bound (PORT=0 works)
     let listener = TcpListener::bind(("0.0.0.0", port))?;
@@ -41,6 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = Executor::builder()
         .admin_addresses(env_or("ADMIN_ADDRESSES", "http://127.0.0.1:8080").split(','))
         .app_name(env_or("APP_NAME", "embedded-demo"))
+        .access_token(token)
         .port(port)
         .mount_path("/xxl-job")
         .log_path(env_or("LOG_PATH", "./data/embedded-joblogs"))

@@ -9,8 +9,9 @@ use crate::model::{
     AddressType, JobGroup, JobInfo, Role, ScheduleType, User, TRIGGER_STATUS_RUNNING,
 };
 use crate::password::{hash_password, random_secret};
+use crate::protocol::unusable_token;
 use crate::startup::StartupError;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, ACCESS_TOKEN_SETTING};
 use crate::timing;
 
 /// Cron of the demo job: every 10 seconds.
@@ -53,6 +54,43 @@ pub async fn ensure_admin_user(
         log::info!("created user 'admin' with the password from --admin-password");
         Ok(None)
     }
+}
+
+/// Characters of a generated access token (alphanumeric: ~190 bits).
+const ACCESS_TOKEN_LEN: usize = 32;
+
+/// The executors' access token: `--access-token` when given, else the one stored in the
+/// database, else a new random one, stored (every admin of a cluster then uses it) and printed
+/// once. The admin never runs without one.
+pub async fn ensure_access_token(
+    store: &Store,
+    flag: Option<&str>,
+) -> Result<String, StartupError> {
+    if let Some(token) = flag {
+        log::info!("executor access token: the one given with --access-token");
+        return Ok(token.to_string());
+    }
+    if let Some(stored) = store.get_setting(ACCESS_TOKEN_SETTING).await? {
+        if let Some(why) = unusable_token(&stored) {
+            return Err(StartupError::Token(format!(
+                "the access token stored in the database cannot be used: {why}; give one with --access-token"
+            )));
+        }
+        log::info!("executor access token: the one stored in the database");
+        return Ok(stored);
+    }
+    let generated = random_secret(ACCESS_TOKEN_LEN);
+    let token = store
+        .init_setting(ACCESS_TOKEN_SETTING, &generated, now_ms())
+        .await?;
+    if token == generated {
+        println!(
+            "generated the executors' access token: {token}  (shown once; stored in the database; \
+             executors need it: --access-token; Java: xxl.job.admin.accessToken, 2.4: xxl.job.accessToken)"
+        );
+        log::warn!("generated an access token for executors (printed on stdout)");
+    }
+    Ok(token)
 }
 
 /// On a database without groups or jobs, creates the `jobwheel-local` group and a started demo

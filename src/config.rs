@@ -4,14 +4,14 @@
 //! top level), then the default. Values are validated here, once, so that a bad one ends the
 //! process with a single line naming it instead of failing later somewhere deep.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono_tz::Tz;
 use clap::Args;
 
-use crate::protocol::AdminProtocol;
+use crate::protocol::{unusable_token, AdminProtocol};
 use crate::store::Backend;
 
 /// A setting that cannot be used, with a message naming it.
@@ -19,8 +19,12 @@ use crate::store::Backend;
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
-/// Default admin listen address (XXL-JOB's port).
+/// Default listen address of `jobwheel admin` (XXL-JOB's port), which executors must reach.
 pub const DEFAULT_BIND: &str = "0.0.0.0:8080";
+/// Default listen address of `jobwheel standalone`: this machine only, until `--bind` opens it.
+pub const DEFAULT_STANDALONE_BIND: &str = "127.0.0.1:8080";
+/// Default listen address of an executor's own server, which admins must reach.
+pub const DEFAULT_EXECUTOR_BIND: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
 /// Default database: an SQLite file beside the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/jobwheel.db";
 /// Default executor port (XXL-JOB's).
@@ -37,13 +41,16 @@ pub const LOCAL_APP_NAME: &str = "jobwheel-local";
 /// Flags of the admin (scheduling center).
 #[derive(Args, Debug, Clone, Default)]
 pub struct AdminArgs {
-    /// Address to listen on [default: 0.0.0.0:8080]
+    /// Address to listen on [default: 0.0.0.0:8080 for admin, 127.0.0.1:8080 for standalone]
     #[arg(long, env = "JOBWHEEL_BIND", value_name = "HOST:PORT")]
     pub bind: Option<String>,
+    /// URL users reach the admin at, e.g. https://jobs.example.com; https makes cookies Secure
+    #[arg(long, env = "JOBWHEEL_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
     /// Database URL: sqlite://FILE, postgres://... or mysql://... [default: sqlite://./data/jobwheel.db]
     #[arg(long, env = "JOBWHEEL_DATABASE_URL", value_name = "URL")]
     pub database_url: Option<String>,
-    /// Token executors must send in XXL-JOB-ACCESS-TOKEN (empty: no check)
+    /// Token executors must send in XXL-JOB-ACCESS-TOKEN [default: generated on first start, stored in the database]
     #[arg(
         long,
         env = "JOBWHEEL_ACCESS_TOKEN",
@@ -147,7 +154,10 @@ pub struct ExecutorArgs {
         value_name = "PORT"
     )]
     pub port: Option<String>,
-    /// Token sent to and required from the admin (XXL-JOB-ACCESS-TOKEN)
+    /// IP address to listen on [default: 0.0.0.0]
+    #[arg(long, env = "JOBWHEEL_BIND", value_name = "IP")]
+    pub bind: Option<String>,
+    /// Token sent to and required from the admin (XXL-JOB-ACCESS-TOKEN); required unless --insecure
     #[arg(
         long,
         env = "JOBWHEEL_ACCESS_TOKEN",
@@ -155,6 +165,15 @@ pub struct ExecutorArgs {
         value_name = "TOKEN"
     )]
     pub access_token: Option<String>,
+    /// Run without an access token: anyone who reaches the port can run jobs (and scripts)
+    #[arg(
+        long,
+        env = "JOBWHEEL_INSECURE",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub insecure: Option<String>,
     /// Days of run log folders to keep; 0 keeps them forever [default: 30]
     #[arg(
         long,
@@ -187,6 +206,15 @@ pub struct LocalExecutorArgs {
     /// Run script (GLUE) jobs: true or false [default: true]
     #[arg(long, env = "JOBWHEEL_GLUE_ENABLED", value_name = "BOOL")]
     pub glue_enabled: Option<String>,
+    /// Let httpJobHandler call loopback, private and link-local addresses [default: false]
+    #[arg(
+        long,
+        env = "JOBWHEEL_HTTP_JOB_ALLOW_PRIVATE",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub http_job_allow_private: Option<String>,
 }
 
 /// Flags of `jobwheel standalone` (admin plus an in-process executor).
@@ -209,6 +237,9 @@ pub struct MigrateArgs {
 /// Every key a config file may hold, in any section.
 const KNOWN_KEYS: &[&str] = &[
     "bind",
+    "public-url",
+    "insecure",
+    "http-job-allow-private",
     "database-url",
     "access-token",
     "admin-password",
@@ -471,9 +502,12 @@ pub fn machine_timezone() -> Tz {
 pub struct AdminSettings {
     /// Listen address.
     pub bind: SocketAddr,
+    /// The URL users reach the admin at (`--public-url`), without a trailing slash.
+    pub public_url: Option<url::Url>,
     /// Database URL (scheme checked).
     pub database_url: String,
-    /// Global executor token; `None` turns the check off.
+    /// Global executor token from the flag; `None` uses the one stored in the database
+    /// (generated on first start).
     pub access_token: Option<String>,
     /// First-start password of the `admin` user.
     pub admin_password: Option<String>,
@@ -489,6 +523,30 @@ pub struct AdminSettings {
     pub lost_result_timeout: Duration,
     /// Mail server for alarm e-mails; `None` turns e-mail alarms off.
     pub smtp: Option<SmtpSettings>,
+    /// Failed logins allowed per user and per address before logins are refused for a while
+    /// (not a flag: 5 per user and 20 per address a minute; tests shorten the window).
+    pub login_limit: LoginLimit,
+}
+
+/// How many failed logins, over how long, a user name and a client address may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginLimit {
+    /// Failures per user name in the window before logins for it are refused.
+    pub per_user: usize,
+    /// Failures per client address in the window (many users may share one behind a NAT).
+    pub per_address: usize,
+    /// The sliding window.
+    pub window: Duration,
+}
+
+impl Default for LoginLimit {
+    fn default() -> Self {
+        LoginLimit {
+            per_user: 5,
+            per_address: 20,
+            window: Duration::from_secs(60),
+        }
+    }
 }
 
 /// How the connection to the SMTP server is secured.
@@ -612,14 +670,39 @@ fn smtp_settings(args: &AdminArgs, file: &ConfigFile) -> Result<Option<SmtpSetti
 }
 
 impl AdminSettings {
-    /// Resolves flags/env over the file over defaults.
+    /// Resolves flags/env over the file over defaults (`jobwheel admin`).
     pub fn resolve(args: &AdminArgs, file: &ConfigFile) -> Result<Self, ConfigError> {
+        Self::resolve_with_bind(args, file, DEFAULT_BIND)
+    }
+
+    /// [`resolve`](Self::resolve) with another default listen address.
+    fn resolve_with_bind(
+        args: &AdminArgs,
+        file: &ConfigFile,
+        default_bind: &str,
+    ) -> Result<Self, ConfigError> {
         let s = Section::Admin;
         let bind = match pick(&args.bind, file, s, "bind")? {
-            None => DEFAULT_BIND.parse().map_err(|_| {
-                ConfigError(format!("invalid built-in bind address {DEFAULT_BIND}"))
+            None => default_bind.parse().map_err(|_| {
+                ConfigError(format!("invalid built-in bind address {default_bind}"))
             })?,
             Some(raw) => parse_bind(&raw)?,
+        };
+        let access_token = match pick(&args.access_token, file, s, "access-token")? {
+            Some(raw) if !raw.text.trim().is_empty() => {
+                if let Some(why) = unusable_token(&raw.text) {
+                    return Err(ConfigError(format!(
+                        "invalid {}: {why}; leave it unset to use a generated one",
+                        raw.origin
+                    )));
+                }
+                Some(raw.text.trim().to_string())
+            }
+            _ => None,
+        };
+        let public_url = match pick(&args.public_url, file, s, "public-url")? {
+            Some(raw) if !raw.text.trim().is_empty() => Some(parse_public_url(&raw)?),
+            _ => None,
         };
         let timezone =
             match pick(&args.timezone, file, s, "timezone")? {
@@ -630,8 +713,9 @@ impl AdminSettings {
             };
         Ok(AdminSettings {
             bind,
+            public_url,
             database_url: database_url(pick(&args.database_url, file, s, "database-url")?)?,
-            access_token: non_empty(pick(&args.access_token, file, s, "access-token")?),
+            access_token,
             admin_password: non_empty(pick(&args.admin_password, file, s, "admin-password")?),
             log_retention_days: parse_number(
                 pick(&args.log_retention_days, file, s, "log-retention-days")?,
@@ -674,8 +758,29 @@ impl AdminSettings {
                 30 * 86_400,
             )?),
             smtp: smtp_settings(args, file)?,
+            login_limit: LoginLimit::default(),
         })
     }
+}
+
+/// An absolute http(s) URL with a host and no query; its path (a proxy's prefix) is kept.
+fn parse_public_url(raw: &Raw) -> Result<url::Url, ConfigError> {
+    let url = url::Url::parse(raw.text.trim()).map_err(|e| {
+        invalid(
+            raw,
+            format!("not a URL ({e}), e.g. https://jobs.example.com"),
+        )
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(invalid(
+            raw,
+            "expected an http:// or https:// URL with a host",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid(raw, "a query or fragment has no place in it"));
+    }
+    Ok(url)
 }
 
 fn parse_bind(raw: &Raw) -> Result<SocketAddr, ConfigError> {
@@ -695,6 +800,28 @@ fn parse_bind(raw: &Raw) -> Result<SocketAddr, ConfigError> {
         .ok_or_else(|| invalid(raw, "the host name has no address"))
 }
 
+/// The one line an executor without a token stops with.
+pub const NO_TOKEN: &str = "no access token: an executor without one runs whatever any caller \
+     sends it, scripts included. Give the admin's token with --access-token TOKEN (or \
+     JOBWHEEL_ACCESS_TOKEN; the admin prints it on first start), or pass --insecure to run open";
+
+/// A usable token, or `None` with `insecure`; a missing or published token stops the executor.
+fn executor_token(raw: Option<Raw>, insecure: bool) -> Result<Option<String>, ConfigError> {
+    match raw.filter(|r| !r.text.trim().is_empty()) {
+        Some(raw) => {
+            if let Some(why) = unusable_token(&raw.text) {
+                return Err(ConfigError(format!(
+                    "invalid {}: {why}; use the admin's own token",
+                    raw.origin
+                )));
+            }
+            Ok(Some(raw.text.trim().to_string()))
+        }
+        None if insecure => Ok(None),
+        None => Err(ConfigError(NO_TOKEN.to_string())),
+    }
+}
+
 /// Validated settings of an executor's machinery shared by the standalone and executor modes.
 #[derive(Debug, Clone)]
 pub struct LocalExecutorSettings {
@@ -704,6 +831,8 @@ pub struct LocalExecutorSettings {
     pub idle_timeout: Duration,
     /// Whether script (GLUE) jobs may run.
     pub glue_enabled: bool,
+    /// Whether `httpJobHandler` may call loopback, private and link-local addresses.
+    pub http_job_allow_private: bool,
 }
 
 impl LocalExecutorSettings {
@@ -723,6 +852,15 @@ impl LocalExecutorSettings {
                 86_400,
             )?),
             glue_enabled: parse_bool(pick(&args.glue_enabled, file, s, "glue-enabled")?, true)?,
+            http_job_allow_private: parse_bool(
+                pick(
+                    &args.http_job_allow_private,
+                    file,
+                    s,
+                    "http-job-allow-private",
+                )?,
+                false,
+            )?,
         })
     }
 }
@@ -740,8 +878,12 @@ pub struct ExecutorSettings {
     pub ip: Option<String>,
     /// Listen port (0: any free port).
     pub port: u16,
-    /// Shared token with the admin.
+    /// Listen address.
+    pub bind: IpAddr,
+    /// Shared token with the admin; `None` only with `insecure`.
     pub access_token: Option<String>,
+    /// Run without a token (`--insecure`).
+    pub insecure: bool,
     /// Days of run log folders to keep; 0 keeps them forever.
     pub log_retention_days: u32,
     /// How callbacks and log requests are spelled for the admin.
@@ -806,6 +948,15 @@ impl ExecutorSettings {
             Some(raw) => AdminProtocol::parse(raw.text.trim())
                 .ok_or_else(|| invalid(&raw, "expected v2 or v3.5"))?,
         };
+        let bind = match pick(&args.bind, file, s, "bind")? {
+            None => DEFAULT_EXECUTOR_BIND,
+            Some(raw) => raw.text.trim().parse().map_err(|_| {
+                invalid(&raw, "expected the IP address to listen on, e.g. 0.0.0.0 or 127.0.0.1 (the port is --port)")
+            })?,
+        };
+        let insecure = parse_bool(pick(&args.insecure, file, s, "insecure")?, false)?;
+        let access_token =
+            executor_token(pick(&args.access_token, file, s, "access-token")?, insecure)?;
         Ok(ExecutorSettings {
             admin_addresses,
             app_name,
@@ -817,7 +968,9 @@ impl ExecutorSettings {
                 0,
                 u16::MAX,
             )?,
-            access_token: non_empty(pick(&args.access_token, file, s, "access-token")?),
+            bind,
+            access_token,
+            insecure,
             log_retention_days: parse_number(
                 pick(&args.log_retention_days, file, s, "log-retention-days")?,
                 30,
@@ -843,7 +996,7 @@ impl StandaloneSettings {
     /// Resolves flags/env over the file over defaults.
     pub fn resolve(args: &StandaloneArgs, file: &ConfigFile) -> Result<Self, ConfigError> {
         Ok(StandaloneSettings {
-            admin: AdminSettings::resolve(&args.admin, file)?,
+            admin: AdminSettings::resolve_with_bind(&args.admin, file, DEFAULT_STANDALONE_BIND)?,
             executor: LocalExecutorSettings::resolve(&args.executor, file, Section::Admin)?,
         })
     }
@@ -911,7 +1064,7 @@ mod tests {
 
         let args = ExecutorArgs {
             port: Some("70000".into()),
-            ..Default::default()
+            ..with_token(ExecutorArgs::default())
         };
         let err = ExecutorSettings::resolve(&args, &ConfigFile::none())
             .unwrap_err()
@@ -942,7 +1095,7 @@ mod tests {
 
     #[test]
     fn file_values_are_named_by_key_and_file() {
-        let f = file("[executor]\nport = 123456\n");
+        let f = file("[executor]\nport = 123456\naccess-token = 'k3f9Qx1'\n");
         let err = ExecutorSettings::resolve(&ExecutorArgs::default(), &f)
             .unwrap_err()
             .0;
@@ -972,13 +1125,106 @@ mod tests {
         assert!(err.contains("cannot read config file"), "{err}");
     }
 
+    fn with_token(args: ExecutorArgs) -> ExecutorArgs {
+        ExecutorArgs {
+            access_token: Some("k3f9Qx1-test".into()),
+            ..args
+        }
+    }
+
+    #[test]
+    fn executors_need_a_real_token_unless_insecure() {
+        let err = ExecutorSettings::resolve(&ExecutorArgs::default(), &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert_eq!(err, NO_TOKEN);
+        assert!(err.contains("--access-token") && err.contains("--insecure"));
+        let args = ExecutorArgs {
+            access_token: Some("default_token".into()),
+            ..Default::default()
+        };
+        let err = ExecutorSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert!(
+            err.contains("--access-token") && err.contains("default"),
+            "{err}"
+        );
+        let args = ExecutorArgs {
+            insecure: Some("true".into()),
+            ..Default::default()
+        };
+        let s = ExecutorSettings::resolve(&args, &ConfigFile::none()).unwrap();
+        assert!(s.insecure && s.access_token.is_none());
+        let s =
+            ExecutorSettings::resolve(&with_token(ExecutorArgs::default()), &ConfigFile::none())
+                .unwrap();
+        assert_eq!(s.access_token.as_deref(), Some("k3f9Qx1-test"));
+        assert!(!s.insecure);
+        assert_eq!(s.bind, DEFAULT_EXECUTOR_BIND);
+
+        let args = AdminArgs {
+            access_token: Some("default_token".into()),
+            ..Default::default()
+        };
+        let err = AdminSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert!(err.starts_with("invalid --access-token"), "{err}");
+    }
+
+    #[test]
+    fn standalone_listens_on_loopback_and_admin_on_every_address() {
+        let s =
+            StandaloneSettings::resolve(&StandaloneArgs::default(), &ConfigFile::none()).unwrap();
+        assert_eq!(s.admin.bind.to_string(), "127.0.0.1:8080");
+        assert!(s.executor.glue_enabled && !s.executor.http_job_allow_private);
+        let a = AdminSettings::resolve(&AdminArgs::default(), &ConfigFile::none()).unwrap();
+        assert_eq!(a.bind.to_string(), "0.0.0.0:8080");
+
+        let args = with_token(ExecutorArgs {
+            bind: Some("127.0.0.1".into()),
+            ..Default::default()
+        });
+        let s = ExecutorSettings::resolve(&args, &ConfigFile::none()).unwrap();
+        assert_eq!(s.bind.to_string(), "127.0.0.1");
+        let args = with_token(ExecutorArgs {
+            bind: Some("127.0.0.1:9999".into()),
+            ..Default::default()
+        });
+        let err = ExecutorSettings::resolve(&args, &ConfigFile::none())
+            .unwrap_err()
+            .0;
+        assert!(err.starts_with("invalid --bind '127.0.0.1:9999'"), "{err}");
+    }
+
+    #[test]
+    fn public_urls_are_checked() {
+        let args = AdminArgs {
+            public_url: Some("https://jobs.example.com/".into()),
+            ..Default::default()
+        };
+        let s = AdminSettings::resolve(&args, &ConfigFile::none()).unwrap();
+        assert_eq!(s.public_url.unwrap().scheme(), "https");
+        for bad in ["jobs.example.com", "ftp://x", "https://x/?a=1"] {
+            let args = AdminArgs {
+                public_url: Some(bad.into()),
+                ..Default::default()
+            };
+            let err = AdminSettings::resolve(&args, &ConfigFile::none())
+                .unwrap_err()
+                .0;
+            assert!(err.starts_with("invalid --public-url"), "{bad}: {err}");
+        }
+    }
+
     #[test]
     fn executor_settings_parse_lists_and_protocols() {
         let args = ExecutorArgs {
             admin_addresses: Some("http://a:8080, http://b:8080/xxl-job-admin".into()),
             admin_protocol: Some("V3.5".into()),
             address: Some("http://10.0.0.1:9999".into()),
-            ..Default::default()
+            ..with_token(ExecutorArgs::default())
         };
         let s = ExecutorSettings::resolve(&args, &ConfigFile::none()).unwrap();
         assert_eq!(s.admin_addresses.len(), 2);
@@ -990,7 +1236,7 @@ mod tests {
 
         let args = ExecutorArgs {
             admin_protocol: Some("v4".into()),
-            ..Default::default()
+            ..with_token(ExecutorArgs::default())
         };
         let err = ExecutorSettings::resolve(&args, &ConfigFile::none())
             .unwrap_err()
@@ -999,7 +1245,7 @@ mod tests {
 
         let args = ExecutorArgs {
             admin_addresses: Some("localhost:8080".into()),
-            ..Default::default()
+            ..with_token(ExecutorArgs::default())
         };
         assert!(ExecutorSettings::resolve(&args, &ConfigFile::none()).is_err());
     }
@@ -1092,7 +1338,9 @@ mod tests {
 
     #[test]
     fn file_arrays_join_into_lists() {
-        let f = file("admin-addresses = ['http://a', 'http://b']\nglue-enabled = false\n");
+        let f = file(
+            "admin-addresses = ['http://a', 'http://b']\nglue-enabled = false\naccess-token = 'k3f9Qx1'\n",
+        );
         let s = ExecutorSettings::resolve(&ExecutorArgs::default(), &f).unwrap();
         assert_eq!(s.admin_addresses, vec!["http://a", "http://b"]);
         assert!(!s.local.glue_enabled);

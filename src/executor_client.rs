@@ -206,9 +206,10 @@ impl ExecutorClient {
             log_date_time,
             log_id,
             from_line_num,
+            reads_data: true,
         };
         match self
-            .call(address, "log", creds, Some(&param.to_json(creds.protocol)))
+            .call(address, "log", creds, Some(&param.to_json()))
             .await
         {
             Ok(answer) => ReturnT {

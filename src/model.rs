@@ -10,6 +10,23 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::protocol::{BlockStrategy, GlueType};
 
+/// Why a text cannot be stored as it is, or `None` when every backend can hold it.
+///
+/// PostgreSQL refuses a NUL character in any text column (MySQL and SQLite keep it, but a value
+/// one backend refuses is refused on all, so data moves between them). Rust strings are valid
+/// UTF-8, which all three accept; lengths are checked field by field where the value is read.
+pub fn unstorable(text: &str) -> Option<String> {
+    if !text.as_bytes().contains(&0) {
+        return None;
+    }
+    text.chars().position(|c| c == '\0').map(|at| {
+        format!(
+            "contains a NUL character (\\u0000) at character {}, which the database cannot store",
+            at + 1
+        )
+    })
+}
+
 /// A value that is not one of an enum's allowed names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {kind} '{value}'; allowed: {}", allowed.join(", "))]
@@ -221,6 +238,15 @@ pub struct JobGroup {
     pub update_time: i64,
 }
 
+/// The token a group's executors send and expect: the group's own, else the admin's global one.
+pub fn executor_token(group: Option<&JobGroup>, global: &str) -> String {
+    group
+        .and_then(|g| g.access_token.as_deref())
+        .filter(|t| !t.is_empty())
+        .unwrap_or(global)
+        .to_string()
+}
+
 /// A job definition (XXL-JOB `xxl_job_info`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobInfo {
@@ -323,6 +349,8 @@ pub struct ResultLog {
     pub log_id: i64,
     /// Its job.
     pub job_id: i32,
+    /// The executor group it was sent to (whose token a callback for it must carry).
+    pub job_group: i32,
     /// 0 while no result is stored.
     pub handle_code: i32,
     /// Why it was triggered.

@@ -92,6 +92,64 @@ pub fn glue_type_not_valid(raw: &str) -> String {
     format!("glueType[{raw}] is not valid.")
 }
 
+/// How long a peer may take to send a request body once its head arrived (executor and admin
+/// alike): answers are small and bodies at most a few megabytes.
+pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Tokens published in XXL-JOB's documentation and sample configurations; a deployment that
+/// kept one is as open as one without a token, so both sides refuse them.
+pub const WELL_KNOWN_TOKENS: &[&str] = &["default_token"];
+
+/// Why an access token cannot be used, or `None` when it can.
+pub fn unusable_token(token: &str) -> Option<&'static str> {
+    let t = token.trim();
+    if t.is_empty() {
+        Some("the access token is empty")
+    } else if WELL_KNOWN_TOKENS.iter().any(|k| k.eq_ignore_ascii_case(t)) {
+        Some("the access token is XXL-JOB's published default, which anyone can send")
+    } else {
+        None
+    }
+}
+
+/// Compares secrets without leaking through timing where they differ (only whether the lengths
+/// differ, which a token's length does not give away in any useful way).
+pub fn constant_time_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Why a trigger's fields cannot be run, checked before it is queued (Java accepts a shard index
+/// past the total, a total of 0 or below and unknown strategies, and runs them as nonsense).
+pub fn check_trigger(p: &TriggerParam) -> Result<(), String> {
+    if p.broadcast_total < 1 {
+        return Err(format!(
+            "invalid trigger: broadcastTotal must be 1 or more, got {}",
+            p.broadcast_total
+        ));
+    }
+    if p.broadcast_index < 0 || p.broadcast_index >= p.broadcast_total {
+        return Err(format!(
+            "invalid trigger: broadcastIndex must be from 0 to broadcastTotal - 1 ({}), got {}",
+            p.broadcast_total - 1,
+            p.broadcast_index
+        ));
+    }
+    // a missing strategy means serial, as in Java; a name must be one of the three
+    if !p.executor_block_strategy.is_empty()
+        && BlockStrategy::parse(&p.executor_block_strategy).is_none()
+    {
+        return Err(format!(
+            "invalid trigger: unknown executorBlockStrategy [{}], allowed: SERIAL_EXECUTION, DISCARD_LATER, COVER_EARLY",
+            p.executor_block_strategy
+        ));
+    }
+    Ok(())
+}
+
 /// Decoding failures; callers turn them into a 500 envelope, so the message must explain the body.
 #[derive(Debug, thiserror::Error)]
 pub enum ProtocolError {
@@ -576,26 +634,65 @@ impl<T> ReturnT<T> {
     }
 }
 
-impl<T: Serialize> Serialize for ReturnT<T> {
+/// Which envelope key carries a payload: XXL-JOB up to 3.2 reads `content`, 3.3 and later `data`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PayloadKey {
+    /// Both, for a peer of unknown generation (extra keys are ignored by every reader).
+    #[default]
+    Both,
+    /// `content` only (2.4–3.2).
+    Content,
+    /// `data` only (3.3 and later, and jobwheel).
+    Data,
+}
+
+/// An envelope written with its payload under the given key(s), for answers whose payload is
+/// large enough that writing it twice matters (`/log`).
+pub struct Keyed<'a, T> {
+    /// The envelope.
+    pub ret: &'a ReturnT<T>,
+    /// Where its payload goes.
+    pub key: PayloadKey,
+}
+
+impl<T: Serialize> Serialize for Keyed<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = 1 + usize::from(self.msg.is_some()) + 2 * usize::from(self.payload.is_some());
+        let ret = self.ret;
+        let keys = match self.key {
+            PayloadKey::Both => 2,
+            _ => 1,
+        };
+        let len = 1 + usize::from(ret.msg.is_some()) + keys * usize::from(ret.payload.is_some());
         let mut st = serializer.serialize_struct("ReturnT", len)?;
-        st.serialize_field("code", &self.code)?;
-        match &self.msg {
+        st.serialize_field("code", &ret.code)?;
+        match &ret.msg {
             Some(msg) => st.serialize_field("msg", msg)?,
             None => st.skip_field("msg")?,
         }
-        match &self.payload {
-            Some(payload) => {
-                st.serialize_field("content", payload)?;
-                st.serialize_field("data", payload)?;
-            }
-            None => {
-                st.skip_field("content")?;
-                st.skip_field("data")?;
-            }
+        let (content, data) = match self.key {
+            PayloadKey::Both => (true, true),
+            PayloadKey::Content => (true, false),
+            PayloadKey::Data => (false, true),
+        };
+        match &ret.payload {
+            Some(payload) if content => st.serialize_field("content", payload)?,
+            _ => st.skip_field("content")?,
+        }
+        match &ret.payload {
+            Some(payload) if data => st.serialize_field("data", payload)?,
+            _ => st.skip_field("data")?,
         }
         st.end()
+    }
+}
+
+impl<T: Serialize> Serialize for ReturnT<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Keyed {
+            ret: self,
+            key: PayloadKey::Both,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -696,13 +793,21 @@ impl From<CallbackWire> for HandleCallbackParam {
 }
 
 impl HandleCallbackParam {
-    /// Builds a result for the callback queue.
+    /// Builds a result for the callback queue; a NUL in the message, which an admin's database
+    /// may refuse (and then refuse the result), is sent as U+FFFD.
     pub fn new(
         log_id: i64,
         log_date_time: i64,
         handle_code: i32,
         handle_msg: Option<String>,
     ) -> Self {
+        let handle_msg = handle_msg.map(|m| {
+            if m.contains('\0') {
+                m.replace('\0', "\u{FFFD}")
+            } else {
+                m
+            }
+        });
         HandleCallbackParam {
             log_id,
             log_date_time,
@@ -775,6 +880,8 @@ pub struct LogParam {
     pub log_id: i64,
     /// 1-based first line wanted; the UI polls from `toLineNum + 1`.
     pub from_line_num: i32,
+    /// The request spelled the time `logDateTime`: a 3.5 admin or jobwheel, which read `data`.
+    pub reads_data: bool,
 }
 
 /// Reading side of [`LogParam`], keeping both time spellings apart so neither errors as a duplicate.
@@ -794,6 +901,7 @@ struct LogParamWire {
 impl From<LogParamWire> for LogParam {
     fn from(w: LogParamWire) -> Self {
         LogParam {
+            reads_data: w.log_date_time.is_some(),
             log_date_time: w.log_date_time.or(w.log_date_tim).unwrap_or(0),
             log_id: w.log_id,
             from_line_num: w.from_line_num,
@@ -802,13 +910,17 @@ impl From<LogParamWire> for LogParam {
 }
 
 impl LogParam {
-    /// The `/log` request with the time key the executor's generation reads (`logDateTim` ≤3.4).
-    pub fn to_json(&self, proto: AdminProtocol) -> Value {
+    /// The `/log` request with both time keys: each executor generation reads its own and ignores
+    /// the other, and `logDateTime` tells a jobwheel executor that this admin reads `data`, so
+    /// the page is written once.
+    pub fn to_json(&self) -> Value {
         let mut m = Map::new();
-        m.insert(
-            proto.log_date_key().to_string(),
-            Value::from(self.log_date_time),
-        );
+        for proto in AdminProtocol::ALL {
+            m.insert(
+                proto.log_date_key().to_string(),
+                Value::from(self.log_date_time),
+            );
+        }
         m.insert("logId".to_string(), Value::from(self.log_id));
         m.insert("fromLineNum".to_string(), Value::from(self.from_line_num));
         Value::Object(m)
@@ -833,7 +945,73 @@ pub struct LogResult {
     pub is_end: bool,
 }
 
+/// Most lines one `/log` page holds.
+pub const LOG_PAGE_MAX_LINES: usize = 10_000;
+/// Most bytes one `/log` page's content takes once written as a JSON string, so no answer (the
+/// executor's, or the admin's passing it on) grows past a few hundred kilobytes, whatever the
+/// log's size.
+pub const LOG_PAGE_MAX_BYTES: usize = 256 * 1024;
+
+/// How many bytes `text` takes written as a JSON string (without the quotes), as serde_json
+/// writes it: two for the short escapes, six for other control characters.
+pub fn json_len(text: &str) -> usize {
+    text.chars().map(json_char_len).sum()
+}
+
+fn json_char_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// The longest start of `text` whose JSON form fits in `max` bytes.
+pub fn cut_to_json_len(text: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        used += json_char_len(c);
+        if used > max {
+            return &text[..i];
+        }
+    }
+    text
+}
+
 impl LogResult {
+    /// This page cut to the page bound at a line end, for executors that send a whole log at
+    /// once (XXL-JOB's): `toLineNum` then names the last line kept, and the next page starts
+    /// after it. A page within the bound is returned as it is.
+    pub fn bounded(mut self) -> Self {
+        if self.to_line_num < self.from_line_num || self.from_line_num < 1 {
+            return self; // no lines, or an error text
+        }
+        let (mut kept, mut bytes, mut end) = (0usize, 0usize, 0usize);
+        for line in self.log_content.split_inclusive('\n') {
+            let size = json_len(line);
+            if kept == LOG_PAGE_MAX_LINES || (kept > 0 && bytes + size > LOG_PAGE_MAX_BYTES) {
+                break;
+            }
+            if size > LOG_PAGE_MAX_BYTES {
+                // a single huge line: cut, and counted as read
+                let cut = cut_to_json_len(line, LOG_PAGE_MAX_BYTES - 100).len();
+                self.log_content.truncate(end + cut);
+                self.log_content.push_str(" [line cut]\n");
+                self.to_line_num = self.from_line_num;
+                return self;
+            }
+            end += line.len();
+            bytes += size;
+            kept += 1;
+        }
+        let whole = self.log_content.split_inclusive('\n').count();
+        if kept < whole {
+            self.log_content.truncate(end);
+            self.to_line_num = self.from_line_num + kept as i32 - 1;
+        }
+        self
+    }
+
     /// The answer for a log file that does not exist, ending the UI's polling.
     pub fn not_exists(from_line_num: i32) -> Self {
         LogResult {
@@ -1259,6 +1437,95 @@ mod tests {
     }
 
     #[test]
+    fn tokens_compare_exactly_and_published_ones_are_unusable() {
+        assert!(constant_time_eq("abc", "abc"));
+        assert!(!constant_time_eq("abc", "abd"));
+        assert!(!constant_time_eq("abc", "abcd"));
+        assert!(unusable_token("default_token").is_some());
+        assert!(unusable_token(" DEFAULT_TOKEN ").is_some());
+        assert!(unusable_token("  ").is_some());
+        assert!(unusable_token("k3f9Qx1").is_none());
+    }
+
+    #[test]
+    fn triggers_with_impossible_shards_or_strategies_are_refused() {
+        let ok = TriggerParam::default();
+        assert!(check_trigger(&ok).is_ok(), "defaults: shard 0 of 1, serial");
+        let bad = |edit: fn(&mut TriggerParam)| {
+            let mut p = TriggerParam::default();
+            edit(&mut p);
+            check_trigger(&p).unwrap_err()
+        };
+        assert!(bad(|p| p.broadcast_total = 0).contains("broadcastTotal"));
+        assert!(bad(|p| p.broadcast_total = -1).contains("broadcastTotal"));
+        assert!(bad(|p| p.broadcast_index = 1).contains("broadcastIndex"));
+        assert!(bad(|p| p.broadcast_index = -1).contains("broadcastIndex"));
+        assert!(bad(|p| p.executor_block_strategy = "SOMETIMES".into()).contains("SOMETIMES"));
+        let p = TriggerParam {
+            broadcast_total: 3,
+            broadcast_index: 2,
+            executor_block_strategy: "COVER_EARLY".into(),
+            ..Default::default()
+        };
+        assert!(check_trigger(&p).is_ok());
+    }
+
+    #[test]
+    fn whole_logs_from_old_executors_are_cut_to_one_page() {
+        let lines: String = (1..=25_000).map(|i| format!("l{i}\n")).collect();
+        let whole = LogResult {
+            from_line_num: 11,
+            to_line_num: 25_010,
+            log_content: lines,
+            is_end: false,
+        };
+        let page = whole.clone().bounded();
+        assert_eq!(page.to_line_num, 11 + LOG_PAGE_MAX_LINES as i32 - 1);
+        assert_eq!(page.log_content.lines().count(), LOG_PAGE_MAX_LINES);
+        assert!(page.log_content.ends_with("l10000\n"));
+        let small = LogResult {
+            to_line_num: 12,
+            log_content: "a\nb\n".into(),
+            ..whole.clone()
+        };
+        assert_eq!(small.clone().bounded(), small);
+        let wide = LogResult {
+            from_line_num: 1,
+            to_line_num: 2,
+            log_content: format!("{}\nnext\n", "\u{1}".repeat(LOG_PAGE_MAX_BYTES)),
+            is_end: false,
+        };
+        let page = wide.bounded();
+        assert_eq!(page.to_line_num, 1);
+        assert!(serde_json::to_string(&page.log_content).unwrap().len() <= LOG_PAGE_MAX_BYTES);
+        assert!(page.log_content.ends_with(" [line cut]\n"));
+    }
+
+    #[test]
+    fn results_built_here_carry_no_nul() {
+        let item = HandleCallbackParam::new(1, 2, 500, Some("panic: a\0b".into()));
+        assert_eq!(item.handle_msg.as_deref(), Some("panic: a\u{FFFD}b"));
+    }
+
+    #[test]
+    fn a_keyed_envelope_writes_its_payload_once() {
+        let r = ReturnT::success_with(5);
+        let one = |key| serde_json::to_value(Keyed { ret: &r, key }).unwrap();
+        assert_eq!(
+            one(PayloadKey::Data),
+            json!({"code":200,"msg":"Success","data":5})
+        );
+        assert_eq!(
+            one(PayloadKey::Content),
+            json!({"code":200,"msg":"Success","content":5})
+        );
+        assert_eq!(
+            one(PayloadKey::Both),
+            json!({"code":200,"msg":"Success","content":5,"data":5})
+        );
+    }
+
+    #[test]
     fn beat_request_body_is_a_json_empty_string() {
         // The 2.4.2 admin sends `""`; it must at least be valid JSON for a body-agnostic reader.
         let b: Value = decode(br#""""#).unwrap();
@@ -1272,12 +1539,24 @@ mod tests {
         assert_eq!(p.log_date_time, 1_700_000_000_000);
         assert_eq!(p.log_id, 101);
         assert_eq!(p.from_line_num, 1);
-        assert_eq!(p.to_json(AdminProtocol::V2), v(old));
+        assert!(!p.reads_data, "a 2.4-3.4 admin's request");
 
         let new = r#"{"logId":101,"logDateTime":1700000000000,"fromLineNum":1}"#;
         let q: LogParam = decode(new.as_bytes()).unwrap();
-        assert_eq!(q, p);
-        assert_eq!(q.to_json(AdminProtocol::V35), v(new));
+        assert_eq!(
+            (q.log_date_time, q.log_id, q.from_line_num),
+            (p.log_date_time, p.log_id, p.from_line_num)
+        );
+        assert!(q.reads_data, "a 3.5 admin's request");
+
+        // jobwheel's admin sends both spellings, so every generation finds its own
+        let ours = q.to_json();
+        assert_eq!(
+            ours,
+            json!({"logDateTim":1700000000000i64,"logDateTime":1700000000000i64,"logId":101,"fromLineNum":1})
+        );
+        let back: LogParam = serde_json::from_value(ours).unwrap();
+        assert!(back.reads_data);
 
         // Observed 3.4.2 request with the 3.4.2 capture's date.
         let p: LogParam =

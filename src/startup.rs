@@ -19,11 +19,12 @@ use crate::actors::registry::RegistryActor;
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
 use crate::actors::trigger::TriggerEnv;
-use crate::bootstrap::{ensure_admin_user, ensure_demo};
+use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo};
 use crate::config::{AdminSettings, LocalExecutorSettings, LOCAL_APP_NAME};
 use crate::executor::{shutdown_signal, Executor};
 use crate::password::HashError;
 use crate::store::{PoolSettings, Store, StoreError};
+use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
 
 /// Why the admin could not start.
@@ -46,11 +47,15 @@ pub enum StartupError {
     /// The in-process executor of standalone mode could not start.
     #[error("local executor: {0}")]
     Executor(String),
+    /// The executors' access token cannot be used.
+    #[error("{0}")]
+    Token(String),
 }
 
 /// A built admin, listening but not yet serving.
 pub struct Admin {
     port: u16,
+    access_token: String,
     server: Server,
     store: Store,
     actors: AdminActors,
@@ -88,11 +93,18 @@ impl Drop for ArbiterGuard {
     }
 }
 
-/// Starts the supervised scheduling and monitor actors on the current actix system.
-pub fn start_actors(store: &Store, settings: &AdminSettings, admin_address: String) -> AdminActors {
+/// Starts the supervised scheduling and monitor actors on the current actix system; they call
+/// executors with `access_token` (groups with their own token use that instead).
+pub fn start_actors(
+    store: &Store,
+    settings: &AdminSettings,
+    access_token: &str,
+    admin_address: String,
+) -> AdminActors {
     start_actors_with(
         store,
         settings,
+        access_token,
         admin_address,
         MonitorSettings::from_admin(settings),
     )
@@ -102,12 +114,13 @@ pub fn start_actors(store: &Store, settings: &AdminSettings, admin_address: Stri
 pub fn start_actors_with(
     store: &Store,
     settings: &AdminSettings,
+    access_token: &str,
     admin_address: String,
     monitors: MonitorSettings,
 ) -> AdminActors {
     let env = TriggerEnv {
         store: store.clone(),
-        access_token: settings.access_token.clone(),
+        access_token: access_token.to_string(),
         default_tz: settings.timezone,
         admin_address,
     };
@@ -243,11 +256,7 @@ impl Admin {
             store.backend().name()
         );
         ensure_admin_user(&store, settings.admin_password.as_deref()).await?;
-        if settings.access_token.is_none() {
-            log::warn!(
-                "no --access-token: the executor API accepts any caller (groups with their own token still check it)"
-            );
-        }
+        let access_token = ensure_access_token(&store, settings.access_token.as_deref()).await?;
         if local.is_some() {
             ensure_demo(&store, settings.timezone).await?;
         }
@@ -264,22 +273,24 @@ impl Admin {
             })?
             .port();
         let executor = match local {
-            Some(local) => Some(local_executor(settings, local, port)?),
+            Some(local) => Some(local_executor(settings, local, &access_token, port)?),
             None => None,
         };
         let actors = start_actors_with(
             &store,
             settings,
+            &access_token,
             format!("http://{}:{port}", settings.bind.ip()),
             monitors,
         );
         let state = AppState {
             store: store.clone(),
-            access_token: settings.access_token.clone(),
+            access_token: access_token.clone(),
             registry: actors.registry.clone(),
             callbacks: actors.callbacks.clone(),
             dispatcher: actors.dispatcher.clone(),
             settings: Arc::new(settings.clone()),
+            logins: Arc::new(LoginLimiter::new(settings.login_limit)),
         };
         let mounted = executor.clone();
         let server = HttpServer::new(move || {
@@ -309,6 +320,7 @@ impl Admin {
         }
         Ok(Admin {
             port,
+            access_token,
             server,
             store,
             actors,
@@ -319,6 +331,12 @@ impl Admin {
     /// The bound port (useful when binding port 0).
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The token executors must send (and receive) in `XXL-JOB-ACCESS-TOKEN`, unless their
+    /// group has its own.
+    pub fn access_token(&self) -> &str {
+        &self.access_token
     }
 
     /// The admin's database.
@@ -369,9 +387,10 @@ pub const LOCAL_EXECUTOR_PATH: &str = "/executor";
 fn local_executor(
     settings: &AdminSettings,
     local: &LocalExecutorSettings,
+    access_token: &str,
     port: u16,
 ) -> Result<Executor, StartupError> {
-    let mut builder = Executor::builder()
+    Executor::builder()
         .admin_addresses([format!("http://127.0.0.1:{port}")])
         .app_name(LOCAL_APP_NAME)
         .ip("127.0.0.1")
@@ -381,11 +400,9 @@ fn local_executor(
         .log_retention_days(settings.log_retention_days)
         .idle_timeout(local.idle_timeout)
         .glue_enabled(local.glue_enabled)
-        .with_builtin_handlers();
-    if let Some(token) = &settings.access_token {
-        builder = builder.access_token(token.clone());
-    }
-    builder
+        .http_job_allow_private(local.http_job_allow_private)
+        .access_token(access_token)
+        .with_builtin_handlers()
         .build()
         .map_err(|e| StartupError::Executor(e.to_string()))
 }

@@ -22,6 +22,8 @@ use serde_json::{json, Value};
 struct TestAdmin {
     db: common::TestDb,
     url: String,
+    /// The token executors send (generated on the admin's first start unless given).
+    token: String,
     actors: AdminActors,
 }
 
@@ -40,8 +42,14 @@ impl TestAdmin {
         let admin = Admin::build(&settings).await.unwrap();
         let url = format!("http://127.0.0.1:{}", admin.port());
         let actors = admin.actors().clone();
+        let token = admin.access_token().to_string();
         actix_web::rt::spawn(admin.run_until_stopped());
-        Some(TestAdmin { db, url, actors })
+        Some(TestAdmin {
+            db,
+            url,
+            token,
+            actors,
+        })
     }
 
     /// A second admin on the same database (a cluster member); returns its base URL.
@@ -86,7 +94,13 @@ impl TestAdmin {
         self.store().insert_job(&job).await.unwrap()
     }
 
-    async fn post(&self, path: &str, body: Value, token: Option<&str>) -> Value {
+    /// Posts to the executor API with the admin's token.
+    async fn post(&self, path: &str, body: Value) -> Value {
+        self.post_as(path, body, Some(&self.token.clone())).await
+    }
+
+    /// Posts to the executor API with the given token, or none.
+    async fn post_as(&self, path: &str, body: Value, token: Option<&str>) -> Value {
         let mut req = awc::Client::default().post(format!("{}{path}", self.url));
         if let Some(t) = token {
             req = req.insert_header(("XXL-JOB-ACCESS-TOKEN", t));
@@ -173,7 +187,7 @@ macro_rules! engine_test {
 }
 
 engine_test!(every_second_cron_fires_once_in_each_second, |admin| {
-    let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
     exec.register("precision").await;
     let group = admin.group("precision").await;
     // first fire 2 s ahead, on a whole second
@@ -244,7 +258,7 @@ engine_test!(every_second_cron_fires_once_in_each_second, |admin| {
 });
 
 engine_test!(a_batch_is_prepared_ahead_and_fired_on_time, |admin| {
-    let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
     exec.register("ahead").await;
     let group = admin.group("ahead").await;
     let running = |j: &mut JobInfo| {
@@ -323,7 +337,7 @@ engine_test!(a_batch_is_prepared_ahead_and_fired_on_time, |admin| {
 engine_test!(routing_strategies_spread_over_three_executors, |admin| {
     let mut execs = Vec::new();
     for _ in 0..3 {
-        let e = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        let e = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
         e.register("routing").await;
         execs.push(e);
     }
@@ -480,6 +494,7 @@ engine_test!(routing_strategies_spread_over_three_executors, |admin| {
 engine_test!(results_are_stored_once_and_unknown_logs_ignored, |admin| {
     let exec = FakeExecutor::start(
         &admin.url,
+        &admin.token,
         Behaviour {
             result: None,
             ..Default::default()
@@ -492,13 +507,10 @@ engine_test!(results_are_stored_once_and_unknown_logs_ignored, |admin| {
     let log_id = admin.manual(job).await[0];
     let body =
         json!([{"logId": log_id, "logDateTim": now_ms(), "handleCode": 200, "handleMsg": "first"}]);
-    assert_eq!(
-        admin.post("/api/callback", body.clone(), None).await["code"],
-        200
-    );
+    assert_eq!(admin.post("/api/callback", body.clone()).await["code"], 200);
     let late = json!({"callbackList": [{"logId": log_id, "logDateTime": now_ms(), "handleCode": 500, "handleMsg": "second"}]});
     assert_eq!(
-        admin.post("/xxl-job-admin/api/callback", late, None).await["code"],
+        admin.post("/xxl-job-admin/api/callback", late).await["code"],
         200
     );
     let log = admin.store().get_log(log_id).await.unwrap().unwrap();
@@ -507,18 +519,15 @@ engine_test!(results_are_stored_once_and_unknown_logs_ignored, |admin| {
         (200, Some("first"))
     );
     let unknown = json!([{"logId": 987_654_321, "logDateTim": now_ms(), "handleCode": 200}]);
+    assert_eq!(admin.post("/api/callback", unknown).await["code"], 200);
     assert_eq!(
-        admin.post("/api/callback", unknown, None).await["code"],
-        200
-    );
-    assert_eq!(
-        admin.post("/api/callback", json!("garbage"), None).await["code"],
+        admin.post("/api/callback", json!("garbage")).await["code"],
         500
     );
 });
 
 engine_test!(a_child_job_fires_only_after_its_parent_succeeds, |admin| {
-    let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
     exec.register("family").await;
     let group = admin.group("family").await;
     let child = admin
@@ -552,7 +561,7 @@ engine_test!(a_child_job_fires_only_after_its_parent_succeeds, |admin| {
 });
 
 engine_test!(misfires_catch_up_once_or_not_at_all, |admin| {
-    let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
     exec.register("misfire").await;
     let group = admin.group("misfire").await;
     // as if the admin had been down for 20 s: the fire time is 20 s past
@@ -598,6 +607,7 @@ engine_test!(misfires_catch_up_once_or_not_at_all, |admin| {
 engine_test!(fix_delay_waits_for_the_previous_run, |admin| {
     let exec = FakeExecutor::start(
         &admin.url,
+        &admin.token,
         Behaviour {
             run_ms: 1_000,
             ..Default::default()
@@ -632,7 +642,7 @@ engine_test!(fix_delay_waits_for_the_previous_run, |admin| {
 });
 
 engine_test!(cron_follows_the_job_time_zone, |admin| {
-    let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
     exec.register("zones").await;
     let group = admin.group("zones").await;
     let hour_in = |tz: chrono_tz::Tz| {
@@ -688,16 +698,16 @@ engine_test!(
     |admin| {
         let body = json!({"registryGroup": "EXECUTOR", "registryKey": "tok", "registryValue": "http://127.0.0.1:1/"});
         let wrong = admin
-            .post("/api/registry", body.clone(), Some("nope"))
+            .post_as("/api/registry", body.clone(), Some("nope"))
             .await;
         assert_eq!(
             wrong,
             json!({"code": 500, "msg": "The access token is wrong."})
         );
-        let missing = admin.post("/api/registry", body.clone(), None).await;
+        let missing = admin.post_as("/api/registry", body.clone(), None).await;
         assert_eq!(missing["msg"], "The access token is wrong.");
         let ok = admin
-            .post("/xxl-job-admin/api/registry", body.clone(), Some("s3cret"))
+            .post_as("/xxl-job-admin/api/registry", body.clone(), Some("s3cret"))
             .await;
         assert_eq!(ok["code"], 200);
         let live = admin
@@ -708,7 +718,7 @@ engine_test!(
         assert_eq!(live.len(), 1);
         let blank = json!({"registryGroup": "EXECUTOR", "registryKey": "", "registryValue": "x"});
         assert_eq!(
-            admin.post("/api/registry", blank, Some("s3cret")).await["msg"],
+            admin.post_as("/api/registry", blank, Some("s3cret")).await["msg"],
             "Illegal Argument."
         );
         let mut res = awc::Client::default()
@@ -721,7 +731,7 @@ engine_test!(
         assert_eq!(v["msg"], "invalid request, HttpMethod not support.");
         assert_eq!(
             admin
-                .post("/api/registryRemove", body, Some("s3cret"))
+                .post_as("/api/registryRemove", body, Some("s3cret"))
                 .await["code"],
             200
         );
@@ -737,6 +747,7 @@ engine_test!(
 engine_test!(slow_dispatches_move_a_job_to_the_slow_pool, |admin| {
     let slow = FakeExecutor::start(
         &admin.url,
+        &admin.token,
         Behaviour {
             answer_after_ms: 600,
             ..Default::default()
@@ -774,6 +785,7 @@ engine_test!(slow_dispatches_move_a_job_to_the_slow_pool, |admin| {
 engine_test!(a_hanging_executor_does_not_delay_other_jobs, |admin| {
     let hanging = FakeExecutor::start(
         &admin.url,
+        &admin.token,
         Behaviour {
             answer_after_ms: 20_000,
             ..Default::default()
@@ -781,7 +793,7 @@ engine_test!(a_hanging_executor_does_not_delay_other_jobs, |admin| {
     )
     .await;
     hanging.register("hangs").await;
-    let healthy = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    let healthy = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
     healthy.register("healthy").await;
     let hang_group = admin.group("hangs").await;
     let ok_group = admin.group("healthy").await;
@@ -829,7 +841,7 @@ engine_test!(a_hanging_executor_does_not_delay_other_jobs, |admin| {
 
 engine_test!(two_admins_on_one_database_fire_each_time_once, |admin| {
     let _second = admin.second_admin().await;
-    let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+    let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
     exec.register("cluster").await;
     let group = admin.group("cluster").await;
     let first = (now_ms() / 1_000 + 2) * 1_000;
@@ -934,7 +946,7 @@ engine_test!(
         );
 
         // a new executor is listed at once, and a leaving one removed at once
-        let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
         exec.register("monitored").await;
         let g = store.get_group(auto).await.unwrap().unwrap();
         assert!(
@@ -943,10 +955,7 @@ engine_test!(
             g.address_list
         );
         let body = json!({"registryGroup": "EXECUTOR", "registryKey": "monitored", "registryValue": exec.address});
-        assert_eq!(
-            admin.post("/api/registryRemove", body, None).await["code"],
-            200
-        );
+        assert_eq!(admin.post("/api/registryRemove", body).await["code"], 200);
         let g = store.get_group(auto).await.unwrap().unwrap();
         assert_eq!(g.address_list, vec!["http://b:1/", "http://c:1/"]);
     }
@@ -955,9 +964,9 @@ engine_test!(
 engine_test!(
     executors_are_called_in_the_protocol_they_registered_with,
     |admin| {
-        let old = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        let old = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
         old.register_as("proto-old", false).await;
-        let new = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        let new = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
         new.register_as("proto-new", true).await;
         let old_job = admin.job(admin.group("proto-old").await, |_| {}).await;
         let new_job = admin.job(admin.group("proto-new").await, |_| {}).await;
@@ -983,7 +992,7 @@ engine_test!(
             .send(jobwheel::actors::schedule::StopScheduling)
             .await
             .unwrap();
-        let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
         exec.register("downtime").await;
         let group = admin.group("downtime").await;
         let due = now_ms() + 2_000;
@@ -1069,7 +1078,7 @@ async fn raw_sql(admin: &TestAdmin, sql: &str) {
 engine_test!(
     the_scheduler_survives_database_errors_and_resumes,
     |admin| {
-        let exec = FakeExecutor::start(&admin.url, Behaviour::default()).await;
+        let exec = FakeExecutor::start(&admin.url, &admin.token, Behaviour::default()).await;
         exec.register("outage").await;
         let group = admin.group("outage").await;
         // the jobs table vanishes for a few seconds: every pre-read fails meanwhile

@@ -49,7 +49,11 @@ api_test!(login_session_and_logout, |app| {
         .find(|c| c.starts_with("jobwheel_session="))
         .expect("session cookie");
     assert!(cookie_header.contains("HttpOnly"), "{cookie_header}");
-    assert!(cookie_header.contains("SameSite=Lax"), "{cookie_header}");
+    assert!(cookie_header.contains("SameSite=Strict"), "{cookie_header}");
+    assert!(
+        !cookie_header.contains("Secure"),
+        "plain http without --public-url: {cookie_header}"
+    );
     assert!(cookie_header.contains("Path=/"), "{cookie_header}");
     let token = anon.session_cookie().expect("cookie kept");
 

@@ -2,10 +2,11 @@
 
 mod common;
 
-use jobwheel::bootstrap::{ensure_admin_user, ensure_demo, DEMO_CRON};
+use jobwheel::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo, DEMO_CRON};
 use jobwheel::clock::now_ms;
 use jobwheel::model::{ScheduleType, TRIGGER_STATUS_RUNNING};
 use jobwheel::password::verify_password;
+use jobwheel::store::ACCESS_TOKEN_SETTING;
 
 all_backends!(first_start_creates_admin_and_demo_once, |db| {
     let s = &db.store;
@@ -46,4 +47,37 @@ all_backends!(first_start_creates_admin_and_demo_once, |db| {
         ensure_demo(s, chrono_tz::Tz::UTC).await.unwrap().is_none(),
         "only on an empty database"
     );
+});
+
+all_backends!(the_access_token_is_generated_once_and_shared, |db| {
+    let s = &db.store;
+    let first = ensure_access_token(s, None).await.unwrap();
+    assert_eq!(first.len(), 32);
+    assert!(first.chars().all(|c| c.is_ascii_alphanumeric()));
+    assert_eq!(
+        s.get_setting(ACCESS_TOKEN_SETTING)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(first.as_str()),
+        "stored, so every admin of a cluster uses it"
+    );
+    // a restart (or a second admin) finds it
+    assert_eq!(ensure_access_token(s, None).await.unwrap(), first);
+    // the flag wins without replacing what is stored
+    assert_eq!(
+        ensure_access_token(s, Some("flag-token-123"))
+            .await
+            .unwrap(),
+        "flag-token-123"
+    );
+    assert_eq!(ensure_access_token(s, None).await.unwrap(), first);
+    // two admins starting on an empty database at once agree on one token
+    let fresh = common::TestDb::create(db.store.backend()).await.unwrap();
+    let (a, b) = tokio::join!(
+        ensure_access_token(&fresh.store, None),
+        ensure_access_token(&fresh.store, None)
+    );
+    assert_eq!(a.unwrap(), b.unwrap());
+    fresh.drop_db().await;
 });

@@ -170,11 +170,30 @@ fn a_bogus_database_scheme_is_one_line_and_non_zero() {
 fn bad_values_end_with_one_line_naming_them() {
     let dir = tempfile::tempdir().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["executor", "--port", "70000"], "70000"),
+        (
+            &["executor", "--access-token", "t0k3n", "--port", "70000"],
+            "70000",
+        ),
+        (&["executor"], "--access-token"),
+        (&["executor", "--access-token", "default_token"], "default"),
+        (&["admin", "--access-token", "default_token"], "default"),
+        (
+            &["executor", "--insecure", "--bind", "127.0.0.1:9"],
+            "127.0.0.1:9",
+        ),
         (&["admin", "--bind", "0.0.0.0:99999"], "99999"),
         (&["admin", "--timezone", "Mars/Base"], "Mars/Base"),
         (&["admin", "--log-retention-days", "-3"], "-3"),
-        (&["executor", "--admin-protocol", "v9"], "v9"),
+        (
+            &[
+                "executor",
+                "--access-token",
+                "t0k3n",
+                "--admin-protocol",
+                "v9",
+            ],
+            "v9",
+        ),
         (&["--config", "missing.toml", "admin"], "missing.toml"),
         (&["migrate", "--database-url", "oracle://x"], "'oracle'"),
     ];
@@ -186,6 +205,7 @@ fn bad_values_end_with_one_line_naming_them() {
     // environment variables are validated the same way
     let out = Command::new(BIN)
         .args(["executor"])
+        .env("JOBWHEEL_ACCESS_TOKEN", "t0k3n")
         .env("JOBWHEEL_PORT", "65536")
         .current_dir(dir.path())
         .output()
@@ -312,15 +332,18 @@ async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
             let _ = tx.send(line);
         }
     });
-    let password = rx
-        .recv_timeout(Duration::from_secs(30))
-        .ok()
-        .and_then(|line| {
-            line.split("password: ")
-                .nth(1)
-                .map(|p| p.split_whitespace().next().unwrap_or("").to_string())
-        })
-        .expect("the first start prints the admin password");
+    let printed = |label: &str| {
+        rx.recv_timeout(Duration::from_secs(30))
+            .ok()
+            .and_then(|line| {
+                line.split(label)
+                    .nth(1)
+                    .map(|p| p.split_whitespace().next().unwrap_or("").to_string())
+            })
+    };
+    let password = printed("password: ").expect("the first start prints the admin password");
+    let token = printed("access token: ").expect("and the generated access token");
+    assert!(token.len() >= 22, "at least 128 bits: {token}");
     let status = wait_healthy(port, Duration::from_secs(30)).await;
     assert_eq!(status.code, 200, "{}", status.body);
     assert!(status.body.contains("UP"), "{}", status.body);
@@ -380,7 +403,45 @@ async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
         .unwrap_or("")
         .ends_with("/executor/"));
 
+    // the in-process executor runs nothing for a caller without the generated token
+    let script = serde_json::json!({"jobId": 77, "executorHandler": "", "glueType": "GLUE_SHELL",
+        "glueSource": "id", "glueUpdatetime": 1, "logId": 1, "logDateTime": 1,
+        "broadcastIndex": 0, "broadcastTotal": 1});
+    let executor_run = format!("http://127.0.0.1:{port}/executor/run");
+    for sent in [None, Some("guess")] {
+        let mut req = client.post(&executor_run);
+        if let Some(t) = sent {
+            req = req.insert_header(("XXL-JOB-ACCESS-TOKEN", t));
+        }
+        let mut res = req.send_json(&script).await.unwrap();
+        let v: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(v["msg"], "The access token is wrong.", "{v}");
+    }
+    let mut res = client
+        .post(format!("http://127.0.0.1:{port}/executor/beat"))
+        .insert_header(("XXL-JOB-ACCESS-TOKEN", token.as_str()))
+        .send()
+        .await
+        .unwrap();
+    let v: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(v["code"], 200, "the printed token opens it: {v}");
+
     interrupt(&child);
     let exit = wait_exit(&mut child, Duration::from_secs(20));
     assert!(exit.success(), "clean stop expected, got {exit:?}");
+
+    // a second start on the same folder prints neither secret again
+    let mut again = Command::new(BIN)
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(wait_healthy(port, Duration::from_secs(30)).await.code, 200);
+    interrupt(&again);
+    assert!(wait_exit(&mut again, Duration::from_secs(20)).success());
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut again.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(!out.contains(&token) && !out.contains(&password), "{out}");
 }

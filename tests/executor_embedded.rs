@@ -32,6 +32,7 @@ async fn embedded_example_serves_its_routes_and_the_executor_on_one_port() {
     let admin = FakeAdmin::start();
     let logs = tempfile::tempdir().unwrap();
     let mut child = Command::new(example_binary())
+        .env("ACCESS_TOKEN", TEST_TOKEN)
         .env("PORT", "0")
         .env("ADMIN_ADDRESSES", admin.url())
         .env("APP_NAME", APP)
@@ -55,7 +56,16 @@ async fn embedded_example_serves_its_routes_and_the_executor_on_one_port() {
 
     let mut hello = client.get(format!("{root}hello")).send().await.unwrap();
     assert_eq!(hello.body().await.unwrap(), "hello from the service");
+    // without the token the executor answers nothing but the refusal
     let mut beat = client.post(format!("{address}beat")).send().await.unwrap();
+    let v: Value = serde_json::from_slice(&beat.body().await.unwrap()).unwrap();
+    assert_eq!(v, json!({"code":500,"msg":"The access token is wrong."}));
+    let mut beat = client
+        .post(format!("{address}beat"))
+        .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
+        .send()
+        .await
+        .unwrap();
     let v: Value = serde_json::from_slice(&beat.body().await.unwrap()).unwrap();
     assert_eq!(v, json!({"code":200,"msg":"Success"}));
 
@@ -63,6 +73,7 @@ async fn embedded_example_serves_its_routes_and_the_executor_on_one_port() {
         let p = bean(job, handler, "world");
         let mut run = client
             .post(format!("{address}run"))
+            .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
             .send_json(&p)
             .await
             .unwrap();

@@ -125,6 +125,7 @@ async fn shutdown_refuses_new_triggers() {
     let executor = Executor::builder()
         .admin_addresses([admin.url()])
         .app_name(APP)
+        .access_token(TEST_TOKEN)
         .ip("127.0.0.1")
         .port(0)
         .log_path(logs.path())
@@ -139,7 +140,9 @@ async fn shutdown_refuses_new_triggers() {
     let base = format!("http://127.0.0.1:{}/", server.port());
     let client = awc::Client::default();
     let post = |path: &str, body: Value| {
-        let req = client.post(format!("{base}{path}"));
+        let req = client
+            .post(format!("{base}{path}"))
+            .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN));
         async move {
             let mut r = req.send_json(&body).await.unwrap();
             serde_json::from_slice::<Value>(&r.body().await.unwrap()).unwrap()
@@ -177,6 +180,7 @@ async fn mounts_into_an_app_with_configure_and_scope() {
     let executor = Executor::builder()
         .admin_addresses([admin.url()])
         .app_name(APP)
+        .access_token(TEST_TOKEN)
         .ip("127.0.0.1")
         .port(port)
         .mount_path("/xxl-job")
@@ -216,6 +220,7 @@ async fn mounts_into_an_app_with_configure_and_scope() {
     for prefix in ["/xxl-job", "/root-style"] {
         let mut beat = client
             .post(format!("{base}{prefix}/beat"))
+            .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
             .send()
             .await
             .unwrap();
@@ -224,6 +229,7 @@ async fn mounts_into_an_app_with_configure_and_scope() {
     }
     let mut unknown = client
         .post(format!("{base}/xxl-job/nope"))
+        .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
         .send()
         .await
         .unwrap();
@@ -235,6 +241,7 @@ async fn mounts_into_an_app_with_configure_and_scope() {
     let p = bean(88, "shardingJobHandler", "");
     let mut run = client
         .post(format!("{base}/xxl-job/run"))
+        .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
         .send_json(&p)
         .await
         .unwrap();
@@ -248,20 +255,44 @@ async fn mounts_into_an_app_with_configure_and_scope() {
 
 #[actix_rt::test]
 async fn builder_rejects_bad_settings() {
-    let bad_admin = Executor::builder()
-        .admin_addresses(["localhost:8080"])
-        .build();
+    let with_token = || Executor::builder().access_token(TEST_TOKEN);
+    let bad_admin = with_token().admin_addresses(["localhost:8080"]).build();
     assert!(matches!(bad_admin, Err(ExecutorError::Setting(m)) if m.contains("localhost:8080")));
-    let empty_app = Executor::builder().app_name(" ").build();
+    let empty_app = with_token().app_name(" ").build();
     assert!(matches!(empty_app, Err(ExecutorError::Setting(_))));
-    let zero_idle = Executor::builder().idle_timeout(Duration::ZERO).build();
+    let zero_idle = with_token().idle_timeout(Duration::ZERO).build();
     assert!(matches!(zero_idle, Err(ExecutorError::Setting(_))));
+}
+
+#[actix_rt::test]
+async fn a_library_executor_needs_a_real_token_unless_built_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Executor::builder()
+        .log_path(dir.path())
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&err, ExecutorError::Setting(m) if m.contains(".access_token(") && m.contains(".insecure_no_access_token()")),
+        "{err}"
+    );
+    let err = Executor::builder()
+        .log_path(dir.path())
+        .access_token("default_token")
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("published default"), "{err}");
+    let open = Executor::builder()
+        .log_path(dir.path())
+        .insecure_no_access_token()
+        .build();
+    assert!(open.is_ok());
 }
 
 #[test]
 fn builder_needs_an_actix_system() {
     let dir = tempfile::tempdir().unwrap();
     let err = Executor::builder()
+        .access_token(TEST_TOKEN)
         .log_path(dir.path())
         .build()
         .unwrap_err();

@@ -142,7 +142,24 @@ async fn run_demo_callback_and_log(target: Target) {
         .await;
     assert_eq!(log["code"], 200);
     let data = &log["data"];
-    assert_eq!(data, &log["content"], "payload under both keys");
+    assert!(data.is_object(), "{log}");
+    // after its answers showed a 3.3+ admin ("msg":"Success"), a 2.4-style request is
+    // answered under `data` once; until then, under both keys
+    assert!(
+        log.get("content").is_none() || log["content"] == *data,
+        "{log}"
+    );
+    let v35 = exec
+        .post(
+            "/log",
+            json!({"logDateTime": p.log_date_time, "logId": p.log_id, "fromLineNum": 1}),
+        )
+        .await;
+    assert_eq!(v35["data"], *data);
+    assert!(
+        v35.get("content").is_none(),
+        "a 3.5 admin's page is written once: {v35}"
+    );
     let content = data["logContent"].as_str().unwrap();
     assert!(content.contains("xxl-job job execute start"), "{content}");
     assert!(content.contains("Param:hello"), "{content}");
@@ -394,11 +411,39 @@ async fn builtin_handlers(target: Target) {
     assert_eq!(cb.handle_msg.as_deref(), Some("shard 2/3"));
     assert!(exec.log_of(&shard).await.contains("index = 2, total = 3"));
 
-    // the fake admin doubles as the target: it answers {"code":200,"msg":"Success"} (28 bytes)
+    // the fake admin doubles as the target: it answers {"code":200,"msg":"Success"} (28 bytes);
+    // being on 127.0.0.1, it is out of reach by default (SSRF)
     let param = json!({"url": format!("{}/probe/http", admin.url()), "method": "post", "body": "ping", "timeout": 5});
+    let refused = bean(16, "httpJobHandler", &param.to_string());
+    exec.run_ok(&refused).await;
+    let cb = admin.wait_callback(refused.log_id, WAIT).await;
+    assert_eq!(cb.handle_code, 500);
+    let msg = cb.handle_msg.unwrap_or_default();
+    assert!(
+        msg.contains("127.0.0.1 is a loopback address") && msg.contains("--http-job-allow-private"),
+        "{msg}"
+    );
+    // so is a name that resolves to one
+    let hop = json!({"url": "http://localhost:1/", "timeout": 2});
+    let named = bean(16, "httpJobHandler", &hop.to_string());
+    exec.run_ok(&named).await;
+    let cb = admin.wait_callback(named.log_id, WAIT).await;
+    assert!(cb.handle_msg.unwrap_or_default().contains("loopback"));
+    assert!(
+        admin.requests("/probe/http").is_empty(),
+        "nothing reached the target"
+    );
+
+    let allowed = Opts {
+        http_job_allow_private: true,
+        ..Opts::default()
+    };
+    // its own admin, so its registration (which carries its port) is the only one there
+    let results = FakeAdmin::start();
+    let exec = Exec::start(target, &results, allowed).await;
     let http = bean(16, "httpJobHandler", &param.to_string());
     exec.run_ok(&http).await;
-    let cb = admin.wait_callback(http.log_id, WAIT).await;
+    let cb = results.wait_callback(http.log_id, WAIT).await;
     assert_eq!(
         (cb.handle_code, cb.handle_msg.as_deref()),
         (200, Some("status 200, body 28 bytes"))
@@ -406,17 +451,24 @@ async fn builtin_handlers(target: Target) {
     let probe = admin.requests("/probe/http");
     assert_eq!(probe.len(), 1);
     assert_eq!(probe[0].body, "ping");
+    // redirects are followed, each hop to a checked address
+    let param = json!({"url": format!("{}/probe/redirect", admin.url()), "timeout": 5});
+    let redirected = bean(16, "httpJobHandler", &param.to_string());
+    exec.run_ok(&redirected).await;
+    let cb = results.wait_callback(redirected.log_id, WAIT).await;
+    assert_eq!(cb.handle_code, 200, "{:?}", cb.handle_msg);
+    assert_eq!(admin.requests("/probe/http").len(), 2);
 
     let bad = bean(16, "httpJobHandler", "not json");
     exec.run_ok(&bad).await;
-    let cb = admin.wait_callback(bad.log_id, WAIT).await;
+    let cb = results.wait_callback(bad.log_id, WAIT).await;
     assert_eq!(cb.handle_code, 500);
     assert!(cb.handle_msg.unwrap().starts_with("param must be JSON"));
 
     let refused = json!({"url": "http://127.0.0.1:1/", "timeout": 2});
     let down = bean(16, "httpJobHandler", &refused.to_string());
     exec.run_ok(&down).await;
-    let cb = admin.wait_callback(down.log_id, WAIT).await;
+    let cb = results.wait_callback(down.log_id, WAIT).await;
     assert_eq!(cb.handle_code, 500);
     assert!(cb.handle_msg.unwrap().starts_with("request failed"));
 }

@@ -13,10 +13,10 @@ use super::call_gauge::CallGauge;
 use super::dispatch::{Dispatcher, Trigger};
 use super::trigger::{resume_fix_delay, TriggerEnv};
 use crate::clock::now_ms;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use crate::model::{ResultLog, ScheduleType, TriggerType};
-use crate::protocol::{HandleCallbackParam, SUCCESS_CODE};
+use crate::model::{unstorable, ResultLog, ScheduleType, TriggerType};
+use crate::protocol::{HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::{detach, LogResultRow};
 
 /// XXL-JOB truncates `handle_msg` to this many characters.
@@ -26,10 +26,52 @@ pub const HANDLE_MSG_MAX: usize = 15_000;
 /// [`CallGauge`]).
 pub const YIELD_TO_CALLS_MAX: Duration = Duration::from_millis(200);
 
-/// Results reported by an executor (one `/api/callback` body).
+/// Results reported by an executor (one `/api/callback` body), with what its token allows.
 #[derive(Message, Debug)]
 #[rtype(result = "Result<CallbackOutcome, String>")]
-pub struct ReportResults(pub Vec<HandleCallbackParam>);
+pub struct ReportResults {
+    /// The results.
+    pub items: Vec<HandleCallbackParam>,
+    /// The runs the caller may report on.
+    pub scope: ResultScope,
+}
+
+/// Whose runs a caller may report results for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ResultScope {
+    /// The admin itself: kills and lost-result marks.
+    #[default]
+    Admin,
+    /// An executor, by the token it sent.
+    Executor {
+        /// It sent the admin's global token: runs of groups without a token of their own.
+        global: bool,
+        /// The groups that have their own token (only that token reports their runs).
+        own_token: HashSet<i32>,
+        /// The groups whose own token it sent.
+        granted: HashSet<i32>,
+    },
+}
+
+impl ResultScope {
+    /// Whether a result for a run of `group` may be stored.
+    pub fn allows(&self, group: i32) -> bool {
+        match self {
+            ResultScope::Admin => true,
+            ResultScope::Executor {
+                global,
+                own_token,
+                granted,
+            } => {
+                if own_token.contains(&group) {
+                    granted.contains(&group)
+                } else {
+                    *global
+                }
+            }
+        }
+    }
+}
 
 /// What a [`ReportResults`] changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +82,10 @@ pub struct CallbackOutcome {
     pub ignored: usize,
     /// Log ids nobody knows, ignored.
     pub unknown: usize,
+    /// Results not stored as sent, each with why: runs of a group the caller's token does not
+    /// cover (left untouched), and messages the database cannot hold (the run is closed as
+    /// failed with the reason, so a re-sent batch is a duplicate and is not re-sent forever).
+    pub refused: Vec<String>,
 }
 
 /// Completes logs; supervised.
@@ -93,7 +139,7 @@ impl Handler<ReportResults> for CallbackActor {
         Box::pin(async move {
             calls.quiet(yield_max).await;
             // a tokio task, not the arbiter's local set: see `Store::detached`
-            detach(async move { complete_batch(&env, &dispatcher, msg.0).await })
+            detach(async move { complete_batch(&env, &dispatcher, msg.items, &msg.scope).await })
                 .await
                 .and_then(|r| r)
         })
@@ -107,10 +153,11 @@ pub async fn complete_one(
     item: HandleCallbackParam,
     outcome: &mut CallbackOutcome,
 ) -> Result<(), String> {
-    let one = complete_batch(env, dispatcher, vec![item]).await?;
+    let one = complete_batch(env, dispatcher, vec![item], &ResultScope::Admin).await?;
     outcome.stored += one.stored;
     outcome.ignored += one.ignored;
     outcome.unknown += one.unknown;
+    outcome.refused.extend(one.refused);
     Ok(())
 }
 
@@ -120,6 +167,7 @@ pub async fn complete_batch(
     env: &TriggerEnv,
     dispatcher: &Addr<Dispatcher>,
     items: Vec<HandleCallbackParam>,
+    scope: &ResultScope,
 ) -> Result<CallbackOutcome, String> {
     let store = &env.store;
     let mut outcome = CallbackOutcome::default();
@@ -140,9 +188,40 @@ pub async fn complete_batch(
             outcome.unknown += 1;
             continue;
         };
+        if !scope.allows(log.job_group) {
+            log::warn!(
+                "callback for log {} refused: its run belongs to group {}, whose token the caller did not send",
+                item.log_id,
+                log.job_group
+            );
+            outcome.refused.push(format!(
+                "logId {}: the run belongs to another executor group; send that group's token",
+                item.log_id
+            ));
+            continue;
+        }
         if log.handle_code > 0 {
             log::debug!("repeated callback for log {} ignored", item.log_id);
             outcome.ignored += 1;
+            continue;
+        }
+        if let Some(why) = item.handle_msg.as_deref().and_then(unstorable) {
+            log::warn!(
+                "callback for log {} refused: handleMsg {why}; the run is closed as failed",
+                item.log_id
+            );
+            outcome
+                .refused
+                .push(format!("logId {}: handleMsg {why}", item.log_id));
+            rows.push(LogResultRow {
+                log_id: item.log_id,
+                handle_code: FAIL_CODE,
+                handle_msg: Some(format!(
+                    "result refused by the admin: the executor's handleMsg {why} (it reported code {})",
+                    item.handle_code
+                )),
+            });
+            pending.push((log, FAIL_CODE, Vec::new(), true));
             continue;
         }
         let success = item.handle_code == SUCCESS_CODE;
@@ -164,7 +243,7 @@ pub async fn complete_batch(
             handle_code: item.handle_code,
             handle_msg: (!msg.is_empty()).then_some(msg),
         });
-        pending.push((log, item.handle_code, children));
+        pending.push((log, item.handle_code, children, false));
     }
 
     let now = now_ms();
@@ -172,13 +251,16 @@ pub async fn complete_batch(
         .complete_logs(&rows, now)
         .await
         .map_err(|e| e.to_string())?;
-    for ((log, code, children), stored) in pending.into_iter().zip(stored) {
+    for ((log, code, children, refused), stored) in pending.into_iter().zip(stored) {
         if !stored {
             // a duplicate in the same batch, or another admin stored it meanwhile
             outcome.ignored += 1;
             continue;
         }
-        outcome.stored += 1;
+        // a refused result closed its run; it is counted among the refused, not the stored
+        if !refused {
+            outcome.stored += 1;
+        }
         if code == SUCCESS_CODE {
             log::debug!("job {} log {} succeeded", log.job_id, log.log_id);
         } else {
@@ -243,7 +325,7 @@ mod tests {
         let log_id = store.insert_log(&NewLog::sample()).await.expect("log row");
         let env = TriggerEnv {
             store: store.clone(),
-            access_token: None,
+            access_token: "test-token".into(),
             default_tz: chrono_tz::UTC,
             admin_address: String::new(),
         };
@@ -264,7 +346,10 @@ mod tests {
 
         let call = calls.call();
         let result = HandleCallbackParam::new(log_id, 1, SUCCESS_CODE, None);
-        let reply = actix_rt::spawn(actor.send(ReportResults(vec![result])));
+        let reply = actix_rt::spawn(actor.send(ReportResults {
+            items: vec![result],
+            scope: ResultScope::Admin,
+        }));
         actix_rt::time::sleep(Duration::from_millis(100)).await;
         assert!(!reply.is_finished(), "stored while a call was in flight");
         assert_eq!(handle_code(store.clone()).await, 0);

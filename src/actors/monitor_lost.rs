@@ -24,7 +24,7 @@ use super::monitor::{backoff, next_pass, MonitorSettings};
 use super::trigger::TriggerEnv;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
-use crate::model::JobLog;
+use crate::model::{executor_token, JobLog};
 use crate::protocol::{AdminProtocol, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 
 /// XXL-JOB's `joblog_lost_fail` message.
@@ -65,11 +65,7 @@ async fn still_running(
         .await
         .map_err(|e| e.to_string())?;
     let creds = Credentials {
-        access_token: group
-            .as_ref()
-            .and_then(|g| g.access_token.clone())
-            .filter(|t| !t.is_empty())
-            .or_else(|| env.access_token.clone()),
+        access_token: Some(executor_token(group.as_ref(), &env.access_token)),
         app_name: group.as_ref().map(|g| g.app_name.clone()),
         // an unregistered executor's generation is unknown; beat and idleBeat are the same in both
         protocol: AdminProtocol::V2,

@@ -15,8 +15,8 @@ use super::dispatch::Trigger;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
 use crate::model::{
-    AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration, RouteStrategy, ScheduleType,
-    TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
+    executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration,
+    RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{
@@ -33,8 +33,8 @@ pub const DEAD_AFTER_MS: i64 = 90_000;
 pub struct TriggerEnv {
     /// The database.
     pub store: Store,
-    /// Global executor token.
-    pub access_token: Option<String>,
+    /// Global executor token (groups with their own token use that instead).
+    pub access_token: String,
     /// Zone of jobs without their own (for FIX_DELAY/cron follow-ups).
     pub default_tz: Tz,
     /// This admin's address, shown in trigger messages.
@@ -439,10 +439,7 @@ async fn process(
         broadcast_index: p.index,
         broadcast_total: p.total,
     };
-    let token = p
-        .group
-        .and_then(|g| g.access_token.clone())
-        .or_else(|| env.access_token.clone());
+    let token = Some(executor_token(p.group, &env.access_token));
     let app_name = p.group.map(|g| g.app_name.clone());
 
     // choose the address; a probe message (FAILOVER/BUSYOVER) precedes the run result

@@ -11,6 +11,7 @@ use jobwheel::executor::{Executor, JobContext, JobResult};
 
 use super::common::Ctx;
 use super::load::{send_triggers, Work};
+use super::procs::BENCH_TOKEN;
 use super::sim::FakeAdmin;
 use super::stats::{ms, summarize, Table};
 
@@ -47,6 +48,7 @@ fn start_library_executor(
             let built = Executor::builder()
                 .admin_addresses([admin])
                 .app_name("jobwheel-bench-library")
+                .access_token(BENCH_TOKEN)
                 .ip("127.0.0.1")
                 .port(0)
                 .log_path(log_path)

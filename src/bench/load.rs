@@ -6,8 +6,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use jobwheel::protocol::ACCESS_TOKEN_HEADER;
 use serde_json::Value;
 
+use super::procs::BENCH_TOKEN;
 use super::sim::trigger_body;
 
 /// What a load run did.
@@ -110,6 +112,7 @@ pub async fn send_triggers(
 async fn send(client: &awc::Client, url: &str, body: &Value) -> Result<(), String> {
     let mut res = client
         .post(url)
+        .insert_header((ACCESS_TOKEN_HEADER, BENCH_TOKEN))
         .send_json(body)
         .await
         .map_err(|e| format!("POST {url}: {e}"))?;

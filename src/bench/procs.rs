@@ -316,6 +316,9 @@ impl Drop for Spawned {
     }
 }
 
+/// The access token the bench's admin, executors and simulated executors share.
+pub const BENCH_TOKEN: &str = "jobwheel-bench-token";
+
 /// Starts `jobwheel admin` on 127.0.0.1:`port` against `database_url`.
 pub fn spawn_admin(
     bin: &Path,
@@ -331,6 +334,8 @@ pub fn spawn_admin(
         database_url,
         "--admin-password",
         "bench-password",
+        "--access-token",
+        BENCH_TOKEN,
         "--timezone",
         "UTC",
     ]
@@ -352,6 +357,8 @@ pub fn spawn_executor(
         admin_url,
         "--app-name",
         "jobwheel-bench-executor",
+        "--access-token",
+        BENCH_TOKEN,
         "--ip",
         "127.0.0.1",
         "--port",

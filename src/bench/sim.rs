@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 use actix_web::dev::ServerHandle;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use jobwheel::clock::now_us;
-use jobwheel::protocol::{decode_callbacks, TriggerParam};
+use jobwheel::protocol::{decode_callbacks, TriggerParam, ACCESS_TOKEN_HEADER};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
+use super::procs::BENCH_TOKEN;
 use super::wire_server::{Answer, WireServer};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -217,6 +218,7 @@ async fn flush_loop(shared: Arc<SimShared>, admin: String) {
 pub async fn post_ok(client: &awc::Client, url: &str, body: &Value) -> Result<(), String> {
     let mut res = client
         .post(url)
+        .insert_header((ACCESS_TOKEN_HEADER, BENCH_TOKEN))
         .send_json(body)
         .await
         .map_err(|e| format!("POST {url}: {e}"))?;

@@ -2,6 +2,7 @@
 //! mounting into an actix-web app, and graceful shutdown.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -14,14 +15,17 @@ use super::admin::AdminLink;
 use super::builtin;
 use super::handler::{HandlerRegistry, IntoJobResult, JobHandler};
 use super::http::{self, ServiceState};
+use super::joblog::LogReader;
 use super::retention::LogCleaner;
 use super::router::{GetCensus, JobRouter, RunEnv, StopAccepting, StopAll};
 use super::server::ExecutorServer;
 use super::JobContext;
 use crate::actors::executor_callback::{CallbackActor, CallbackTuning, Flush};
 use crate::actors::registrar::{Deregister, Registrar};
-use crate::config::{ExecutorSettings, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
-use crate::protocol::{AdminProtocol, MSG_SHUTDOWN_KILL};
+use crate::config::{
+    ExecutorSettings, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH,
+};
+use crate::protocol::{unusable_token, AdminProtocol, MSG_SHUTDOWN_KILL};
 
 /// How long a shutdown waits for running jobs before killing them (HEAD waits 5 s).
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -29,6 +33,11 @@ const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 const DEFAULT_REGISTRY_INTERVAL: Duration = Duration::from_secs(30);
 /// Bound on waiting for killed workers to report, and for the last callbacks to go out.
 const REPORT_WAIT: Duration = Duration::from_secs(10);
+
+/// Why a library executor without a token is not built, and how to give one.
+pub const NO_TOKEN_LIBRARY: &str = "no access token: an executor without one runs whatever any \
+     caller sends it. Call .access_token(TOKEN) on the builder with the admin's token (the admin \
+     prints it on first start), or .insecure_no_access_token() to run open";
 
 /// Why an executor could not be built or served.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +73,10 @@ pub struct ExecutorBuilder {
     idle_timeout: Duration,
     admin_protocol: AdminProtocol,
     glue_enabled: bool,
+    insecure: bool,
+    bind: IpAddr,
+    http_job_allow_private: bool,
+    builtins: bool,
     shutdown_grace: Duration,
     registry_interval: Duration,
     callback: CallbackTuning,
@@ -85,7 +98,12 @@ impl Default for ExecutorBuilder {
             log_retention_days: 30,
             idle_timeout: Duration::from_secs(90),
             admin_protocol: AdminProtocol::V2,
-            glue_enabled: true,
+            // a host service opts in to running scripts it is sent
+            glue_enabled: false,
+            insecure: false,
+            bind: DEFAULT_EXECUTOR_BIND,
+            http_job_allow_private: false,
+            builtins: false,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             registry_interval: DEFAULT_REGISTRY_INTERVAL,
             callback: CallbackTuning::default(),
@@ -96,7 +114,8 @@ impl Default for ExecutorBuilder {
 }
 
 impl ExecutorBuilder {
-    /// A builder with XXL-JOB's defaults (port 9999, 90 s idle timeout, 30 days of logs, v2 admins).
+    /// A builder with XXL-JOB's defaults (port 9999, 90 s idle timeout, 30 days of logs, v2
+    /// admins); script jobs off, and an access token required.
     pub fn new() -> Self {
         Self::default()
     }
@@ -115,6 +134,9 @@ impl ExecutorBuilder {
             idle_timeout: s.local.idle_timeout,
             admin_protocol: s.admin_protocol,
             glue_enabled: s.local.glue_enabled,
+            insecure: s.insecure,
+            bind: s.bind,
+            http_job_allow_private: s.local.http_job_allow_private,
             ..Self::default()
         }
     }
@@ -135,10 +157,26 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Shared token: required from the admin and sent to it.
+    /// Shared token: required from the admin and sent to it (the admin prints its token on first
+    /// start; a group with its own token uses that). Without one, [`build`](Self::build) fails
+    /// unless [`insecure_no_access_token`](Self::insecure_no_access_token) was called.
     pub fn access_token(mut self, token: impl Into<String>) -> Self {
         let t = token.into();
-        self.access_token = (!t.trim().is_empty()).then_some(t);
+        self.access_token = (!t.trim().is_empty()).then(|| t.trim().to_string());
+        self
+    }
+
+    /// Runs without an access token: anyone who can reach the executor's port can trigger its
+    /// jobs (and scripts, if enabled) and read their logs. Logged in those words at every start.
+    pub fn insecure_no_access_token(mut self) -> Self {
+        self.insecure = true;
+        self
+    }
+
+    /// IP address the executor's own server listens on (default 0.0.0.0; admins must reach it).
+    /// Not used when it is mounted into a host app.
+    pub fn bind(mut self, ip: IpAddr) -> Self {
+        self.bind = ip;
         self
     }
 
@@ -194,9 +232,16 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Whether GLUE script jobs may run.
+    /// Whether GLUE script jobs may run (off by default: a script is code the admin sends).
     pub fn glue_enabled(mut self, enabled: bool) -> Self {
         self.glue_enabled = enabled;
+        self
+    }
+
+    /// Whether the built-in `httpJobHandler` may call loopback, private and link-local
+    /// addresses (off by default, so a job cannot reach what only this machine can).
+    pub fn http_job_allow_private(mut self, allow: bool) -> Self {
+        self.http_job_allow_private = allow;
         self
     }
 
@@ -256,12 +301,25 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Adds `demoJobHandler`, `shardingJobHandler` and `httpJobHandler`.
-    pub fn with_builtin_handlers(self) -> Self {
-        builtin::register_all(self)
+    /// Adds `demoJobHandler`, `shardingJobHandler` and `httpJobHandler` when the executor is
+    /// built; a handler of your own with one of those names wins.
+    pub fn with_builtin_handlers(mut self) -> Self {
+        self.builtins = true;
+        self
     }
 
     fn validate(&self) -> Result<(), ExecutorError> {
+        match &self.access_token {
+            Some(token) => {
+                if let Some(why) = unusable_token(token) {
+                    return Err(ExecutorError::Setting(format!(
+                        "{why}; use the admin's own token"
+                    )));
+                }
+            }
+            None if self.insecure => {}
+            None => return Err(ExecutorError::Setting(NO_TOKEN_LIBRARY.to_string())),
+        }
         if self.app_name.trim().is_empty() || self.app_name.len() > 64 {
             return Err(ExecutorError::Setting(format!(
                 "app name '{}' must have 1 to 64 characters",
@@ -294,8 +352,12 @@ impl ExecutorBuilder {
     ///
     /// Nothing listens yet: call [`Executor::serve`] for an own port, or mount
     /// [`Executor::configure`]/[`Executor::scope`] in an app and call [`Executor::start_registration`].
-    pub fn build(self) -> Result<Executor, ExecutorError> {
+    pub fn build(mut self) -> Result<Executor, ExecutorError> {
         self.validate()?;
+        if self.builtins {
+            let allow_private = self.http_job_allow_private;
+            self.handlers = builtin::add_missing(self.handlers, allow_private);
+        }
         if actix_rt::System::try_current().is_none() {
             return Err(ExecutorError::NoSystem);
         }
@@ -317,6 +379,7 @@ impl ExecutorBuilder {
             app_name: self.app_name.clone(),
             access_token: self.access_token.clone(),
             protocol: self.admin_protocol,
+            envelope: Default::default(),
         });
         // the executor's own actors get their own thread, apart from the host app's and the users' code
         let arbiter = Arbiter::new();
@@ -340,6 +403,15 @@ impl ExecutorBuilder {
             self.app_name,
             handlers.names().join(", ")
         );
+        let exposure = self.insecure.then(|| Exposure {
+            glue: self.glue_enabled,
+            handlers: handlers.names().join(", "),
+        });
+        // an executor mounted in a host app, or on a fixed port, says it now; one on port 0
+        // when its port is known
+        if let Some(exposure) = exposure.as_ref().filter(|_| self.port != 0) {
+            exposure.warn(&self.app_name, self.port);
+        }
         let router = {
             let handlers = handlers.clone();
             let glue = self.glue_enabled;
@@ -353,13 +425,16 @@ impl ExecutorBuilder {
         let state = ServiceState {
             app_name: Arc::from(self.app_name.as_str()),
             access_token: self.access_token.as_deref().map(Arc::from),
-            log_base: Arc::from(self.log_path.as_path()),
+            logs: Arc::new(LogReader::new(&self.log_path)),
+            link: link.clone(),
             router: router.clone(),
         };
         Ok(Executor {
             inner: Arc::new(Inner {
                 ip: self.ip.clone().unwrap_or_else(detect_ip),
                 port: self.port,
+                bind: self.bind,
+                exposure,
                 address: self.address,
                 mount_path: self.mount_path,
                 link,
@@ -388,9 +463,50 @@ impl Drop for UserRuntime {
     }
 }
 
+/// What an executor without a token lets anyone do, for the warning at its start.
+pub(crate) struct Exposure {
+    glue: bool,
+    handlers: String,
+}
+
+impl Exposure {
+    /// One line, in words, of what is open on `port`.
+    pub(crate) fn warn(&self, app_name: &str, port: u16) {
+        let what = if self.glue {
+            "run scripts".to_string()
+        } else {
+            format!("run its handlers ({})", self.handlers)
+        };
+        log::warn!(
+            "executor {app_name} runs WITHOUT an access token (insecure): anyone who can reach port {port} can {what} as user {}, kill its jobs and read their logs",
+            current_user()
+        );
+    }
+}
+
+/// The user this process runs as, by name where the system knows it.
+fn current_user() -> String {
+    // SAFETY: geteuid cannot fail; getpwuid_r writes into the buffers given to it and only
+    // returns a pointer into them (or null), which is read before they go out of scope
+    unsafe {
+        let uid = libc::geteuid();
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
+        if rc == 0 && !result.is_null() && !pwd.pw_name.is_null() {
+            let name = std::ffi::CStr::from_ptr(pwd.pw_name).to_string_lossy();
+            return format!("{name} (uid {uid})");
+        }
+        format!("uid {uid}")
+    }
+}
+
 struct Inner {
     ip: String,
     port: u16,
+    bind: IpAddr,
+    exposure: Option<Exposure>,
     address: Option<String>,
     mount_path: String,
     link: Arc<AdminLink>,
@@ -440,6 +556,20 @@ impl Executor {
     /// The configured port (the executor's own, or the host app's when mounted).
     pub fn port(&self) -> u16 {
         self.inner.port
+    }
+
+    /// The IP address the executor's own server listens on.
+    pub fn bind(&self) -> IpAddr {
+        self.inner.bind
+    }
+
+    /// Logs what an executor without a token opens, once its port is known (port 0 at build).
+    pub(crate) fn warn_if_insecure_on(&self, port: u16) {
+        if self.inner.port == 0 {
+            if let Some(exposure) = &self.inner.exposure {
+                exposure.warn(&self.inner.link.app_name, port);
+            }
+        }
     }
 
     /// The address registered for `port`: the configured address, else `http://ip:port{mount}/`.

@@ -9,11 +9,13 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt;
 use serde::Serialize;
 
-use super::joblog;
+use super::admin::AdminLink;
+use super::joblog::LogReader;
 use super::router::{IdleBeat, JobRouter, Kill, Trigger};
 use crate::protocol::{
-    decode, request_error, uri_not_found, AnyReturn, IdleBeatParam, KillParam, LogParam, ReturnT,
-    TriggerParam, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG,
+    check_trigger, constant_time_eq, decode, request_error, uri_not_found, AnyReturn,
+    IdleBeatParam, Keyed, KillParam, LogParam, PayloadKey, ReturnT, TriggerParam,
+    ACCESS_TOKEN_HEADER, APP_NAME_HEADER, BODY_TIMEOUT, MSG_ACCESS_TOKEN_WRONG,
     MSG_JOB_ALREADY_KILLED, MSG_JOB_BUSY, MSG_METHOD_NOT_SUPPORTED,
 };
 
@@ -26,8 +28,11 @@ pub const MSG_APP_NAME_INVALID: &str = "invalid request, accessToken or appname 
 #[derive(Clone)]
 pub(crate) struct ServiceState {
     pub(crate) app_name: Arc<str>,
+    /// `None` only for an executor built insecure.
     pub(crate) access_token: Option<Arc<str>>,
-    pub(crate) log_base: Arc<std::path::Path>,
+    pub(crate) logs: Arc<LogReader>,
+    /// The admins, for the envelope key their answers showed they read.
+    pub(crate) link: Arc<AdminLink>,
     pub(crate) router: Addr<JobRouter>,
 }
 
@@ -51,7 +56,11 @@ const ROUTES: &[(&str, Endpoint)] = &[
 ];
 
 fn answer<T: Serialize>(ret: &ReturnT<T>) -> HttpResponse {
-    let body = serde_json::to_string(ret)
+    answer_keyed(ret, PayloadKey::Both)
+}
+
+fn answer_keyed<T: Serialize>(ret: &ReturnT<T>, key: PayloadKey) -> HttpResponse {
+    let body = serde_json::to_string(&Keyed { ret, key })
         .unwrap_or_else(|e| format!(r#"{{"code":500,"msg":"cannot encode answer: {e}"}}"#));
     HttpResponse::Ok()
         .content_type("application/json;charset=UTF-8")
@@ -71,8 +80,9 @@ fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), &'static str> {
         let sent = req
             .headers()
             .get(ACCESS_TOKEN_HEADER)
-            .and_then(|v| v.to_str().ok());
-        if sent != Some(token.as_ref()) {
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if !constant_time_eq(sent, token) {
             return Err(MSG_ACCESS_TOKEN_WRONG);
         }
     }
@@ -87,7 +97,17 @@ fn check(req: &HttpRequest, state: &ServiceState) -> Result<(), &'static str> {
 /// Past this much, an oversized body is no longer drained and the connection is dropped instead.
 const MAX_DRAIN: usize = 8 * MAX_BODY;
 
-async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, String> {
+async fn read_body(payload: web::Payload) -> Result<web::BytesMut, String> {
+    match tokio::time::timeout(BODY_TIMEOUT, read_body_whole(payload)).await {
+        Ok(read) => read,
+        Err(_) => Err(format!(
+            "request body not received within {} s",
+            BODY_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+async fn read_body_whole(mut payload: web::Payload) -> Result<web::BytesMut, String> {
     let mut body = web::BytesMut::new();
     let mut seen = 0usize;
     while let Some(chunk) = payload.next().await {
@@ -140,6 +160,10 @@ async fn handle(
                 Ok(p) => p,
                 Err(e) => return fail(request_error(&e.to_string())),
             };
+            if let Err(why) = check_trigger(&p) {
+                log::info!("job {} log {}: trigger refused: {why}", p.job_id, p.log_id);
+                return fail(why);
+            }
             match state.router.send(Trigger(p)).await {
                 Ok(Ok(())) => answer(&AnyReturn::success()),
                 Ok(Err(why)) => fail(why),
@@ -162,13 +186,17 @@ async fn handle(
                 Ok(p) => p,
                 Err(e) => return fail(request_error(&e.to_string())),
             };
-            let base = state.log_base.clone();
-            let read = web::block(move || {
-                joblog::read_log(&base, p.log_date_time, p.log_id, p.from_line_num)
-            })
-            .await;
+            let logs = state.logs.clone();
+            let (log_date_time, log_id, from) = (p.log_date_time, p.log_id, p.from_line_num);
+            let read = web::block(move || logs.read(log_date_time, log_id, from)).await;
+            // a page is written once, under the key this admin reads
+            let key = if p.reads_data {
+                PayloadKey::Data
+            } else {
+                state.link.envelope.payload_key()
+            };
             match read {
-                Ok(result) => answer(&ReturnT::success_with(result)),
+                Ok(result) => answer_keyed(&ReturnT::success_with(result), key),
                 Err(e) => fail(request_error(&e.to_string())),
             }
         }

@@ -32,6 +32,7 @@ mod glue;
 mod handler;
 mod http;
 pub mod joblog;
+mod outbound;
 pub mod retention;
 pub(crate) mod router;
 pub(crate) mod run;

@@ -20,9 +20,9 @@ pub struct ExecutorServer {
 
 impl ExecutorServer {
     pub(crate) async fn start(executor: Executor) -> Result<Self, ExecutorError> {
-        let bind = ("0.0.0.0", executor.port());
+        let bind = (executor.bind(), executor.port());
         let listener = TcpListener::bind(bind).map_err(|source| ExecutorError::Io {
-            what: format!("cannot listen on port {}", executor.port()),
+            what: format!("cannot listen on {}:{}", bind.0, bind.1),
             source,
         })?;
         let port = listener
@@ -52,9 +52,11 @@ impl ExecutorServer {
         let handle = server.handle();
         let join = actix_rt::spawn(server);
         log::info!(
-            "executor {} listening on 0.0.0.0:{port}",
-            executor.app_name()
+            "executor {} listening on {}:{port}",
+            executor.app_name(),
+            executor.bind()
         );
+        executor.warn_if_insecure_on(port);
         executor.start_registration(port);
         Ok(ExecutorServer {
             port,

@@ -38,6 +38,27 @@ fn join_addresses(list: &[String]) -> Option<String> {
     }
 }
 
+/// A group's own access token, which only its executors may present.
+#[derive(Clone, PartialEq, Eq)]
+pub struct GroupToken {
+    /// The group.
+    pub group_id: i32,
+    /// Its app name (the executors' `registryKey` and `XXL-JOB-APPNAME`).
+    pub app_name: String,
+    /// The token.
+    pub token: String,
+}
+
+impl std::fmt::Debug for GroupToken {
+    // the token never reaches a log line
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupToken")
+            .field("group_id", &self.group_id)
+            .field("app_name", &self.app_name)
+            .finish()
+    }
+}
+
 impl Store {
     /// Inserts a group and returns its id; an app name already in use is [`StoreError::Duplicate`].
     pub async fn insert_group(&self, group: &JobGroup) -> StoreResult<i32> {
@@ -106,6 +127,25 @@ impl Store {
             None => None,
         });
         Ok(group)
+    }
+
+    /// The groups that have their own access token: `(id, app name, token)`.
+    pub async fn group_tokens(&self) -> StoreResult<Vec<GroupToken>> {
+        let sql = "SELECT id, app_name, access_token FROM job_group \
+                   WHERE access_token IS NOT NULL AND access_token <> ''";
+        let tokens = on_pool!(self, pool => sqlx::query(sql)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|row| -> Result<GroupToken, sqlx::Error> {
+                Ok(GroupToken {
+                    group_id: row.int("id")?,
+                    app_name: row.text("app_name")?,
+                    token: row.text("access_token")?,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?);
+        Ok(tokens)
     }
 
     /// Every group, ordered by app name.

@@ -159,6 +159,7 @@ fn result_log_from_row(row: &impl RowExt) -> StoreResult<ResultLog> {
     Ok(ResultLog {
         log_id,
         job_id: row.int("job_id")?,
+        job_group: row.int("job_group")?,
         handle_code: row.int("handle_code")?,
         trigger_type: trigger_type_of(row, log_id)?,
         job,
@@ -221,7 +222,7 @@ impl Store {
         let mut logs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(RESULT_LOGS_CHUNK) {
             let sql = self.sql(format!(
-                "SELECT l.id AS id, l.job_id AS job_id, l.handle_code AS handle_code, \
+                "SELECT l.id AS id, l.job_id AS job_id, l.job_group AS job_group, l.handle_code AS handle_code, \
                  l.trigger_type AS trigger_type, j.id AS j_id, j.schedule_type AS schedule_type, \
                  j.schedule_conf AS schedule_conf, j.timezone AS timezone, j.child_jobid AS child_jobid \
                  FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id WHERE l.id IN ({})",

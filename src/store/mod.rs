@@ -29,13 +29,16 @@ mod rows;
 mod schedule;
 mod scoped;
 mod scratch;
+mod settings;
 mod sqlite_lib;
 mod users;
 
+pub use groups::GroupToken;
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate};
 pub use scratch::scratch_url;
+pub use settings::ACCESS_TOKEN_SETTING;
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");

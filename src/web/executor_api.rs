@@ -4,16 +4,21 @@
 //! As in XXL-JOB every answer is HTTP 200 with the `{code, msg}` envelope; errors are code 500.
 
 use actix_web::http::Method;
+use actix_web::middleware::from_fn;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use std::collections::HashSet;
+
 use super::AppState;
-use crate::actors::callback::ReportResults;
+use crate::actors::callback::{ReportResults, ResultScope};
 use crate::actors::registry::{Register, Unregister};
+use crate::model::unstorable;
 use crate::protocol::{
-    decode_callbacks, AnyReturn, ReturnT, ACCESS_TOKEN_HEADER, APP_NAME_HEADER,
+    constant_time_eq, decode_callbacks, AnyReturn, ReturnT, ACCESS_TOKEN_HEADER, APP_NAME_HEADER,
     MSG_ACCESS_TOKEN_WRONG, MSG_METHOD_NOT_SUPPORTED,
 };
+use crate::store::GroupToken;
 
 /// The registry body (2.4 `RegistryParam`, 3.5 `RegistryRequest`).
 #[derive(Debug, Deserialize, Default)]
@@ -28,6 +33,7 @@ struct RegistryBody {
 pub fn mount(cfg: &mut web::ServiceConfig, prefix: &str) {
     cfg.service(
         web::scope(&format!("{prefix}/api"))
+            .wrap(from_fn(super::body_deadline::body_deadline))
             .route("/registry", web::route().to(registry))
             .route("/registryRemove", web::route().to(registry_remove))
             .route("/callback", web::route().to(callback)),
@@ -46,57 +52,88 @@ fn header(req: &HttpRequest, name: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Checks the method, body and token; `Err` carries the envelope to answer with.
-async fn admit(state: &AppState, req: &HttpRequest, body: &[u8]) -> Result<(), AnyReturn> {
+/// What a caller of the executor API proved with its `XXL-JOB-ACCESS-TOKEN`.
+struct Caller {
+    /// It sent the admin's global token.
+    global: bool,
+    /// The groups whose own token it sent.
+    granted: HashSet<i32>,
+    /// Every group with a token of its own.
+    tokens: Vec<GroupToken>,
+}
+
+impl Caller {
+    /// Whether it may register or remove executors of `app_name`: with that group's own token
+    /// when the group has one, else with the global token.
+    fn may_register(&self, app_name: &str) -> bool {
+        match self.tokens.iter().find(|g| g.app_name == app_name) {
+            Some(group) => self.granted.contains(&group.group_id),
+            None => self.global,
+        }
+    }
+
+    /// The runs it may report results for.
+    fn result_scope(&self) -> ResultScope {
+        ResultScope::Executor {
+            global: self.global,
+            own_token: self.tokens.iter().map(|g| g.group_id).collect(),
+            granted: self.granted.clone(),
+        }
+    }
+}
+
+/// Checks the method, body and token; `Err` carries the envelope to answer with. A token is
+/// always required: the admin's global one, or a group's own one (XXL-JOB 3.5).
+async fn admit(state: &AppState, req: &HttpRequest, body: &[u8]) -> Result<Caller, AnyReturn> {
     if req.method() != Method::POST {
         return Err(ReturnT::fail(MSG_METHOD_NOT_SUPPORTED));
     }
     if body.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ReturnT::fail("invalid request, requestBody empty."));
     }
-    let given = header(req, ACCESS_TOKEN_HEADER);
-    let app = header(req, APP_NAME_HEADER);
-    // a group's own token (XXL-JOB 3.5) is accepted beside the global one
-    let group_token = match &app {
-        Some(app) => state
-            .store
-            .get_group_by_app_name(app)
-            .await
-            .map_err(|e| ReturnT::fail(format!("database unavailable: {e}")))?
-            .and_then(|g| g.access_token)
-            .filter(|t| !t.is_empty()),
-        None => None,
-    };
-    let global = state.access_token.as_deref();
-    if global.is_none() && group_token.is_none() {
-        return Ok(()); // no token configured: no check, as XXL-JOB up to 3.4
+    let given = header(req, ACCESS_TOKEN_HEADER).unwrap_or_default();
+    let tokens = state
+        .store
+        .group_tokens()
+        .await
+        .map_err(|e| ReturnT::fail(format!("database unavailable: {e}")))?;
+    // every token is compared, so the time taken says nothing about which one matched
+    let global = constant_time_eq(&given, &state.access_token);
+    let granted: HashSet<i32> = tokens
+        .iter()
+        .filter(|g| constant_time_eq(&given, &g.token))
+        .map(|g| g.group_id)
+        .collect();
+    if global || !granted.is_empty() {
+        return Ok(Caller {
+            global,
+            granted,
+            tokens,
+        });
     }
-    let ok = given.as_deref().is_some_and(|g| {
-        global.is_some_and(|t| constant_time_eq(g, t))
-            || group_token
-                .as_deref()
-                .is_some_and(|t| constant_time_eq(g, t))
-    });
-    if ok {
-        Ok(())
-    } else {
-        log::warn!(
-            "executor API call to {} refused: wrong access token (app {})",
-            req.path(),
-            app.as_deref().unwrap_or("-")
-        );
-        Err(ReturnT::fail(MSG_ACCESS_TOKEN_WRONG))
-    }
+    log::warn!(
+        "executor API call to {} from {} refused: wrong or missing access token (app {})",
+        req.path(),
+        peer(req),
+        header(req, APP_NAME_HEADER).as_deref().unwrap_or("-")
+    );
+    Err(ReturnT::fail(MSG_ACCESS_TOKEN_WRONG))
 }
 
-/// Compares secrets without leaking where they differ through timing.
-fn constant_time_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The caller's address, for operators' logs.
+fn peer(req: &HttpRequest) -> String {
+    req.peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_else(|| "?".to_string())
 }
+
+/// The registry fields as the database keeps them: `registry_group` up to 50 characters,
+/// `registry_key` and `registry_value` up to 255 (the log's executor address is that wide).
+const REGISTRY_FIELDS: [(&str, usize); 3] = [
+    ("registryGroup", 50),
+    ("registryKey", 255),
+    ("registryValue", 255),
+];
 
 /// Parses and checks a registry body: every field must be non-blank.
 fn registry_body(body: &[u8]) -> Result<(String, String, String), AnyReturn> {
@@ -106,21 +143,49 @@ fn registry_body(body: &[u8]) -> Result<(String, String, String), AnyReturn> {
         ))
     })?;
     let field = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    match (
+    let (g, k, v) = match (
         field(parsed.registry_group),
         field(parsed.registry_key),
         field(parsed.registry_value),
     ) {
-        (Some(g), Some(k), Some(v)) => Ok((g, k, v)),
-        _ => Err(ReturnT::fail("Illegal Argument.")),
+        (Some(g), Some(k), Some(v)) => (g, k, v),
+        _ => return Err(ReturnT::fail("Illegal Argument.")),
+    };
+    for ((name, max), value) in REGISTRY_FIELDS.iter().zip([&g, &k, &v]) {
+        if let Some(why) = unstorable(value) {
+            return Err(ReturnT::fail(format!("invalid request, {name} {why}.")));
+        }
+        if value.chars().count() > *max {
+            return Err(ReturnT::fail(format!(
+                "invalid request, {name} must be at most {max} characters."
+            )));
+        }
     }
+    Ok((g, k, v))
+}
+
+/// Admits a registry or registryRemove call: a token, a well-formed body, and a token that
+/// covers the app name being registered.
+async fn admit_registration(
+    state: &AppState,
+    req: &HttpRequest,
+    body: &[u8],
+) -> Result<(String, String, String), AnyReturn> {
+    let caller = admit(state, req, body).await?;
+    let (group, app_name, address) = registry_body(body)?;
+    if !caller.may_register(&app_name) {
+        log::warn!(
+            "executor API call to {} from {} refused: the token does not cover app {app_name}",
+            req.path(),
+            peer(req)
+        );
+        return Err(ReturnT::fail(MSG_ACCESS_TOKEN_WRONG));
+    }
+    Ok((group, app_name, address))
 }
 
 async fn registry(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
-    if let Err(r) = admit(&state, &req, &body).await {
-        return answer(r);
-    }
-    let (group, app_name, address) = match registry_body(&body) {
+    let (group, app_name, address) = match admit_registration(&state, &req, &body).await {
         Ok(v) => v,
         Err(r) => return answer(r),
     };
@@ -147,10 +212,7 @@ async fn registry_remove(
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    if let Err(r) = admit(&state, &req, &body).await {
-        return answer(r);
-    }
-    let (group, app_name, address) = match registry_body(&body) {
+    let (group, app_name, address) = match admit_registration(&state, &req, &body).await {
         Ok(v) => v,
         Err(r) => return answer(r),
     };
@@ -170,9 +232,10 @@ async fn registry_remove(
 }
 
 async fn callback(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
-    if let Err(r) = admit(&state, &req, &body).await {
-        return answer(r);
-    }
+    let caller = match admit(&state, &req, &body).await {
+        Ok(c) => c,
+        Err(r) => return answer(r),
+    };
     let items = match decode_callbacks(&body) {
         Ok(items) => items,
         Err(e) => {
@@ -182,8 +245,21 @@ async fn callback(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes
         }
     };
     // answered after the results are stored, so an executor keeps (and retries) what failed
-    match state.callbacks.send(ReportResults(items)).await {
-        Ok(Ok(_)) => answer(ReturnT::success()),
+    let report = ReportResults {
+        items,
+        scope: caller.result_scope(),
+    };
+    match state.callbacks.send(report).await {
+        Ok(Ok(outcome)) if outcome.refused.is_empty() => answer(ReturnT::success()),
+        // the accepted results are stored; a re-sent batch finds them (and the runs of refused
+        // messages, closed as failed) already done, so it is answered with success
+        Ok(Ok(outcome)) => answer(ReturnT::fail(format!(
+            "callback refused for {} result(s): {}; {} other result(s) stored, {} already known",
+            outcome.refused.len(),
+            outcome.refused.join("; "),
+            outcome.stored,
+            outcome.ignored + outcome.unknown
+        ))),
         Ok(Err(e)) => {
             log::error!("callback not stored (the executor will retry): {e}");
             answer(ReturnT::fail(e))
@@ -196,11 +272,30 @@ async fn callback(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes
 mod tests {
     use super::*;
 
+    fn caller(global: bool, granted: &[i32]) -> Caller {
+        Caller {
+            global,
+            granted: granted.iter().copied().collect(),
+            tokens: vec![GroupToken {
+                group_id: 7,
+                app_name: "own-token-app".into(),
+                token: "group-secret".into(),
+            }],
+        }
+    }
+
     #[test]
-    fn tokens_compare_exactly() {
-        assert!(constant_time_eq("abc", "abc"));
-        assert!(!constant_time_eq("abc", "abd"));
-        assert!(!constant_time_eq("abc", "abcd"));
+    fn a_group_with_its_own_token_registers_only_with_it() {
+        let global = caller(true, &[]);
+        assert!(global.may_register("plain-app"));
+        assert!(!global.may_register("own-token-app"));
+        let group = caller(false, &[7]);
+        assert!(group.may_register("own-token-app"));
+        assert!(!group.may_register("plain-app"));
+        let scope = group.result_scope();
+        assert!(scope.allows(7) && !scope.allows(1));
+        let scope = global.result_scope();
+        assert!(!scope.allows(7) && scope.allows(1));
     }
 
     #[test]

@@ -12,16 +12,19 @@ use crate::config::AdminSettings;
 use crate::store::Store;
 
 pub mod api;
+mod body_deadline;
 mod executor_api;
 mod health;
+pub mod login_limit;
+mod origin;
 
 /// What every handler can reach: the database and the admin's actors.
 #[derive(Clone)]
 pub struct AppState {
     /// The database.
     pub store: Store,
-    /// Global executor token (`None`: only per-group tokens, or no check).
-    pub access_token: Option<String>,
+    /// Global executor token (groups with their own token use that instead).
+    pub access_token: String,
     /// Executor registrations.
     pub registry: Addr<RegistryActor>,
     /// Run results.
@@ -30,6 +33,8 @@ pub struct AppState {
     pub dispatcher: Addr<Dispatcher>,
     /// The admin's settings (time zone, retention, ...).
     pub settings: Arc<AdminSettings>,
+    /// Failed logins, to slow password guessing.
+    pub logins: Arc<login_limit::LoginLimiter>,
 }
 
 /// Mounts every admin route on an actix-web app.

@@ -61,6 +61,8 @@ macro_rules! api_test {
 pub struct TestApp {
     /// Base URL, `http://127.0.0.1:PORT`.
     pub base: String,
+    /// The admin's access token for executors (generated at its first start).
+    pub token: String,
     /// Client with the admin's session.
     pub api: Api,
     /// The test database (for set-up the API does not offer, and for checks).
@@ -71,6 +73,14 @@ pub struct TestApp {
 
 /// Starts an admin on a fresh database of `backend`, or `None` when the backend is not configured.
 pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
+    spawn_app_with(backend, |_| {}).await
+}
+
+/// [`spawn_app`] with settings changed by `edit` first.
+pub async fn spawn_app_with(
+    backend: Backend,
+    edit: impl FnOnce(&mut AdminSettings),
+) -> Option<TestApp> {
     let _ = env_logger::builder().is_test(true).try_init();
     let db = TestDb::create(backend).await?;
     let args = AdminArgs {
@@ -79,16 +89,20 @@ pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
         admin_password: Some(ADMIN_PASSWORD.into()),
         ..Default::default()
     };
-    let settings = AdminSettings::resolve(&args, &ConfigFile::none()).expect("test settings");
+    let mut settings = AdminSettings::resolve(&args, &ConfigFile::none()).expect("test settings");
+    edit(&mut settings);
     let admin = Admin::build(&settings).await.expect("admin starts");
     let base = format!("http://127.0.0.1:{}", admin.port());
     let admin_store = admin.store().clone();
+    let token = admin.access_token().to_string();
     actix_web::rt::spawn(admin.run_until_stopped());
     let api = Api::new(&base);
+    api.set_executor_token(Some(&token));
     let res = api.login("admin", ADMIN_PASSWORD).await;
     assert_eq!(res.status, 200, "admin login: {}", res.body);
     Some(TestApp {
         base,
+        token,
         api,
         store: db.store.clone(),
         admin_store,
@@ -171,6 +185,7 @@ pub struct Api {
     base: String,
     cookie: RefCell<Option<String>>,
     bearer: RefCell<Option<String>>,
+    executor_token: RefCell<Option<String>>,
 }
 
 impl Api {
@@ -183,7 +198,13 @@ impl Api {
             base: base.to_string(),
             cookie: RefCell::new(None),
             bearer: RefCell::new(None),
+            executor_token: RefCell::new(None),
         }
+    }
+
+    /// Sends `XXL-JOB-ACCESS-TOKEN: <token>` on executor-API calls from now on.
+    pub fn set_executor_token(&self, token: Option<&str>) {
+        *self.executor_token.borrow_mut() = token.map(str::to_string);
     }
 
     /// Sends `Authorization: Bearer <token>` from now on.
@@ -209,8 +230,41 @@ impl Api {
         content_type: Option<&str>,
         body: Vec<u8>,
     ) -> Resp {
+        self.raw_with(method, path, content_type, body, &[]).await
+    }
+
+    /// Sends a JSON request with extra headers.
+    pub async fn call_with(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
+        let (ct, bytes) = match body {
+            Some(v) => (
+                Some("application/json"),
+                serde_json::to_vec(&v).unwrap_or_default(),
+            ),
+            None => (None, Vec::new()),
+        };
+        self.raw_with(method, path, ct, bytes, headers).await
+    }
+
+    /// [`raw`](Self::raw) with extra headers.
+    pub async fn raw_with(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
         let url = format!("{}{}", self.base, path);
         let mut req = self.http.request(method, &url);
+        for (name, value) in headers {
+            req = req.insert_header((*name, *value));
+        }
         if let Some(ct) = content_type {
             req = req.insert_header(("Content-Type", ct));
         }
@@ -219,6 +273,11 @@ impl Api {
         }
         if let Some(t) = self.bearer.borrow().as_ref() {
             req = req.insert_header(("Authorization", format!("Bearer {t}")));
+        }
+        if path.starts_with("/api/") && !path.starts_with("/api/v1/") {
+            if let Some(t) = self.executor_token.borrow().as_ref() {
+                req = req.insert_header(("XXL-JOB-ACCESS-TOKEN", t.as_str()));
+            }
         }
         let mut res = req
             .send_body(body)
@@ -382,6 +441,12 @@ impl Api {
         self.call(Method::GET, "/api/v1/registry", None).await
     }
 
+    /// POSTs to the executor-facing API (`/api/registry`, `/api/callback`, ...) with the
+    /// executor token this client holds.
+    pub async fn executor_api(&self, path: &str, body: Value) -> Resp {
+        self.call(Method::POST, path, Some(body)).await
+    }
+
     /// Registers an executor through the executor-facing API, as an executor's beat does.
     pub async fn register_executor(&self, app_name: &str, address: &str) -> Resp {
         self.call(
@@ -402,26 +467,40 @@ impl Api {
 pub struct FakeExecutor {
     /// `http://127.0.0.1:PORT/`.
     pub address: String,
-    /// `(path, JSON body)` of every call, in order.
-    pub calls: Arc<Mutex<Vec<(String, Value)>>>,
+    /// Every call, in order.
+    calls: Calls,
+}
+
+/// One call to the fake executor.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// Path without the leading slash (`run`, `log`, ...).
+    pub path: String,
+    /// JSON body.
+    pub body: Value,
+    /// The `XXL-JOB-ACCESS-TOKEN` it carried.
+    pub token: Option<String>,
 }
 
 impl FakeExecutor {
-    /// Calls made to `path` so far.
+    /// Bodies of the calls made to `path` so far.
     pub fn calls_to(&self, path: &str) -> Vec<Value> {
+        self.calls_with_tokens(path)
+            .into_iter()
+            .map(|c| c.body)
+            .collect()
+    }
+
+    /// The calls made to `path` so far.
+    pub fn calls_with_tokens(&self, path: &str) -> Vec<Call> {
         self.calls
             .lock()
-            .map(|c| {
-                c.iter()
-                    .filter(|(p, _)| p == path)
-                    .map(|(_, b)| b.clone())
-                    .collect()
-            })
+            .map(|c| c.iter().filter(|c| c.path == path).cloned().collect())
             .unwrap_or_default()
     }
 }
 
-type Calls = Arc<Mutex<Vec<(String, Value)>>>;
+type Calls = Arc<Mutex<Vec<Call>>>;
 
 async fn fake_executor_handler(
     req: HttpRequest,
@@ -430,8 +509,17 @@ async fn fake_executor_handler(
 ) -> HttpResponse {
     let path = req.path().trim_start_matches('/').to_string();
     let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let token = req
+        .headers()
+        .get("XXL-JOB-ACCESS-TOKEN")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     if let Ok(mut c) = calls.lock() {
-        c.push((path.clone(), json.clone()));
+        c.push(Call {
+            path: path.clone(),
+            body: json.clone(),
+            token,
+        });
     }
     let answer = match path.as_str() {
         "log" => {

@@ -95,6 +95,11 @@ async fn record(
         answered,
         at_ms: now_ms(),
     });
+    if req.path() == "/probe/redirect" {
+        return HttpResponse::Found()
+            .insert_header(("Location", "/probe/http"))
+            .finish();
+    }
     let answer = if failing {
         json!({"code":500,"msg":"fake admin failure"})
     } else {
@@ -222,11 +227,17 @@ pub enum Target {
 }
 
 /// Executor settings a scenario may change.
+/// The token test executors share with their admin unless a test picks another.
+pub const TEST_TOKEN: &str = "test-executor-token";
+
 #[derive(Debug, Clone)]
 pub struct Opts {
+    /// The access token; `None` starts the executor insecure (`--insecure`).
     pub token: Option<String>,
     pub idle_timeout_secs: u64,
     pub glue_enabled: bool,
+    /// `httpJobHandler` may call loopback and private addresses.
+    pub http_job_allow_private: bool,
     pub protocol: AdminProtocol,
     /// Reuse this log folder (e.g. with pre-written callback files).
     pub log_dir: Option<PathBuf>,
@@ -235,9 +246,10 @@ pub struct Opts {
 impl Default for Opts {
     fn default() -> Self {
         Opts {
-            token: None,
+            token: Some(TEST_TOKEN.to_string()),
             idle_timeout_secs: 90,
             glue_enabled: true,
+            http_job_allow_private: false,
             protocol: AdminProtocol::V2,
             log_dir: None,
         }
@@ -392,11 +404,13 @@ impl Exec {
                     .log_path(&log_dir)
                     .idle_timeout(Duration::from_secs(opts.idle_timeout_secs))
                     .glue_enabled(opts.glue_enabled)
+                    .http_job_allow_private(opts.http_job_allow_private)
                     .admin_protocol(opts.protocol)
                     .with_builtin_handlers();
-                if let Some(t) = &opts.token {
-                    b = b.access_token(t.clone());
-                }
+                b = match &opts.token {
+                    Some(t) => b.access_token(t.clone()),
+                    None => b.insecure_no_access_token(),
+                };
                 for (name, h) in library_handlers(probe.clone()) {
                     b = b.register(name, h);
                 }
@@ -427,6 +441,10 @@ impl Exec {
                     .args(["--log-path", log_dir.to_str().unwrap()])
                     .args(["--idle-timeout-secs", &opts.idle_timeout_secs.to_string()])
                     .args(["--glue-enabled", &opts.glue_enabled.to_string()])
+                    .args([
+                        "--http-job-allow-private",
+                        &opts.http_job_allow_private.to_string(),
+                    ])
                     .args(["--admin-protocol", opts.protocol.as_str()])
                     .env("RUST_LOG", "info")
                     .stdout(Stdio::null())
@@ -436,9 +454,10 @@ impl Exec {
                         cmd.env_remove(k);
                     }
                 }
-                if let Some(t) = &opts.token {
-                    cmd.args(["--access-token", t]);
-                }
+                match &opts.token {
+                    Some(t) => cmd.args(["--access-token", t]),
+                    None => cmd.arg("--insecure"),
+                };
                 let child = cmd.spawn().expect("jobwheel binary starts");
                 let mut exec = Exec {
                     target,

@@ -60,6 +60,7 @@ struct Shared {
     received: Mutex<Vec<Received>>,
     behaviour: Mutex<Behaviour>,
     admin: String,
+    token: String,
 }
 
 /// A running fake executor.
@@ -71,12 +72,14 @@ pub struct FakeExecutor {
 }
 
 impl FakeExecutor {
-    /// Starts a fake on 127.0.0.1:0 that reports results to `admin` (e.g. `http://127.0.0.1:8080`).
-    pub async fn start(admin: &str, behaviour: Behaviour) -> FakeExecutor {
+    /// Starts a fake on 127.0.0.1:0 that reports results to `admin` (e.g. `http://127.0.0.1:8080`)
+    /// with the admin's access `token`.
+    pub async fn start(admin: &str, token: &str, behaviour: Behaviour) -> FakeExecutor {
         let shared = Arc::new(Shared {
             received: Mutex::new(Vec::new()),
             behaviour: Mutex::new(behaviour),
             admin: admin.trim_end_matches('/').to_string(),
+            token: token.to_string(),
         });
         let data = web::Data::from(shared.clone());
         let server = HttpServer::new(move || {
@@ -119,7 +122,9 @@ impl FakeExecutor {
     pub async fn register_as(&self, app: &str, v35: bool) {
         let body =
             json!({"registryGroup": "EXECUTOR", "registryKey": app, "registryValue": self.address});
-        let mut req = awc::Client::default().post(format!("{}/api/registry", self.shared.admin));
+        let mut req = awc::Client::default()
+            .post(format!("{}/api/registry", self.shared.admin))
+            .insert_header(("XXL-JOB-ACCESS-TOKEN", self.shared.token.as_str()));
         if v35 {
             req = req.insert_header(("XXL-JOB-APPNAME", app));
         }
@@ -161,6 +166,7 @@ async fn run(
     }
     if let Some(code) = behaviour.result {
         let admin = shared.admin.clone();
+        let token = shared.token.clone();
         actix_web::rt::spawn(async move {
             if behaviour.run_ms > 0 {
                 actix_web::rt::time::sleep(Duration::from_millis(behaviour.run_ms)).await;
@@ -170,6 +176,7 @@ async fn run(
             for _ in 0..5 {
                 if let Ok(mut res) = awc::Client::default()
                     .post(format!("{admin}/api/callback"))
+                    .insert_header(("XXL-JOB-ACCESS-TOKEN", token.as_str()))
                     .send_json(&item)
                     .await
                 {

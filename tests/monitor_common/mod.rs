@@ -35,6 +35,9 @@ impl TestAdmin {
     }
 }
 
+/// The access token of the monitor tests' admins and executors.
+pub const TOKEN: &str = "monitor-test-token";
+
 /// Admin settings for a test database.
 pub fn admin_settings(db: &TestDb, extra: AdminArgs) -> AdminSettings {
     let args = AdminArgs {
@@ -42,6 +45,7 @@ pub fn admin_settings(db: &TestDb, extra: AdminArgs) -> AdminSettings {
         database_url: Some(db.url.clone()),
         admin_password: Some("monitor-test".into()),
         timezone: Some("UTC".into()),
+        access_token: Some(TOKEN.into()),
         ..extra
     };
     AdminSettings::resolve(&args, &ConfigFile::none()).expect("test admin settings")
@@ -104,7 +108,10 @@ async fn run(state: web::Data<ExecutorState>, body: web::Json<Value>) -> HttpRes
         actix_web::rt::time::sleep(Duration::from_millis(50)).await;
         let client = awc::Client::default();
         let result = json!([{"logId": log_id, "logDateTim": log_time, "handleCode": 500, "handleMsg": "always fails"}]);
-        if let Err(e) = client.post(&url).send_json(&result).await {
+        let post = client
+            .post(&url)
+            .insert_header(("XXL-JOB-ACCESS-TOKEN", TOKEN));
+        if let Err(e) = post.send_json(&result).await {
             eprintln!("test executor: callback for log {log_id} failed: {e}");
         }
     });
@@ -165,6 +172,7 @@ pub async fn register(admin_url: &str, app: &str, address: &str) {
     let client = awc::Client::default();
     let mut res = client
         .post(format!("{admin_url}/api/registry"))
+        .insert_header(("XXL-JOB-ACCESS-TOKEN", TOKEN))
         .send_json(
             &json!({"registryGroup": "EXECUTOR", "registryKey": app, "registryValue": address}),
         )

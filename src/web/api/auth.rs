@@ -6,6 +6,7 @@
 
 use std::future::{ready, Ready};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use actix_web::body::MessageBody;
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::error::{ApiError, ApiResult};
+use super::input::Json;
 use crate::clock::now_ms;
 use crate::model::{Role, Session, User};
 use crate::password::{hash_password, random_secret, verify_password};
@@ -193,17 +195,48 @@ fn dummy_hash() -> &'static str {
     DUMMY.get_or_init(|| hash_password(&random_secret(32)).unwrap_or_default())
 }
 
-/// `POST /api/v1/auth/login {username, password}`.
+/// The session cookie with its flags: HttpOnly, SameSite=Strict, and Secure when the admin is
+/// reached over https (its `--public-url`, or the request's scheme as a proxy reports it).
+fn session_cookie<'c>(state: &AppState, req: &HttpRequest, value: String) -> Cookie<'c> {
+    let https = state
+        .settings
+        .public_url
+        .as_ref()
+        .is_some_and(|u| u.scheme() == "https")
+        || req.connection_info().scheme() == "https";
+    Cookie::build(SESSION_COOKIE, value)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(https)
+        .finish()
+}
+
+/// `POST /api/v1/auth/login {username, password}`; too many failures answer 429.
 pub(super) async fn login(
     state: web::Data<AppState>,
-    body: web::Json<LoginBody>,
+    req: HttpRequest,
+    body: Json<LoginBody>,
 ) -> ApiResult<HttpResponse> {
     let LoginBody { username, password } = body.into_inner();
     let username = username.trim().to_string();
     if username.is_empty() || password.is_empty() {
         return Err(ApiError::bad_request("username and password are required"));
     }
+    let address = req.peer_addr().map(|a| a.ip());
+    if let Err(wait) = state.logins.check(&username, address, Instant::now()) {
+        let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+        log::warn!(
+            "login for {username:?} from {} refused: too many failed logins",
+            address.map_or("?".to_string(), |a| a.to_string())
+        );
+        return Err(ApiError::TooManyRequests {
+            message: format!("too many failed logins; try again in {secs} s"),
+            retry_after_secs: secs,
+        });
+    }
     if username.len() > MAX_CREDENTIAL_LEN || password.len() > MAX_CREDENTIAL_LEN {
+        state.logins.failed(&username, address, Instant::now());
         return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
     }
     let user = state.store.get_user_by_name(&username).await?;
@@ -217,8 +250,10 @@ pub(super) async fn login(
         .map_err(|e| ApiError::Internal(format!("password check failed: {e}")))?;
     let Some(user) = user.filter(|_| matches) else {
         log::info!("failed login for {username:?}");
+        state.logins.failed(&username, address, Instant::now());
         return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
     };
+    state.logins.succeeded(&username, address);
     let token = random_secret(TOKEN_LEN);
     let now = now_ms();
     state
@@ -234,12 +269,8 @@ pub(super) async fn login(
     if let Err(e) = state.store.delete_expired_sessions(now).await {
         log::warn!("cannot delete expired sessions: {e}");
     }
-    let cookie = Cookie::build(SESSION_COOKIE, token)
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .max_age(CookieDuration::milliseconds(SESSION_TTL_MS))
-        .finish();
+    let mut cookie = session_cookie(&state, &req, token);
+    cookie.set_max_age(CookieDuration::milliseconds(SESSION_TTL_MS));
     log::info!("user {:?} logged in", user.username);
     Ok(HttpResponse::Ok().cookie(cookie).json(Me::of(&user)))
 }
@@ -255,11 +286,7 @@ pub(super) async fn logout(
             .delete_session(&token_hash(cookie.value()))
             .await?;
     }
-    let mut removal = Cookie::build(SESSION_COOKIE, "")
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .finish();
+    let mut removal = session_cookie(&state, &req, String::new());
     removal.make_removal();
     Ok(HttpResponse::NoContent().cookie(removal).finish())
 }

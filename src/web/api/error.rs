@@ -4,6 +4,9 @@
 //! to blame). Database failures answer 500 with a generic message; the detail goes to the log,
 //! never to the client.
 
+use std::borrow::Cow;
+
+use actix_web::http::header::RETRY_AFTER;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
@@ -19,8 +22,16 @@ pub enum ApiError {
     BadRequest {
         /// For the user.
         message: String,
-        /// The input field to blame, camelCase as in the request.
-        field: Option<&'static str>,
+        /// The input field to blame, camelCase as in the request (`addressList[2]` for an item).
+        field: Option<Cow<'static, str>>,
+    },
+    /// 429: too many attempts; retry after the given seconds.
+    #[error("{message}")]
+    TooManyRequests {
+        /// For the user.
+        message: String,
+        /// Seconds until a retry can succeed (`Retry-After`).
+        retry_after_secs: u64,
     },
     /// 401: no valid session or token.
     #[error("{0}")]
@@ -58,10 +69,10 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     /// 400 blaming `field`.
-    pub fn field(field: &'static str, message: impl Into<String>) -> Self {
+    pub fn field(field: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         ApiError::BadRequest {
             message: message.into(),
-            field: Some(field),
+            field: Some(field.into()),
         }
     }
 
@@ -115,6 +126,7 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
@@ -128,16 +140,22 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         let (error, field): (String, Option<&str>) = match self {
-            ApiError::BadRequest { message, field } | ApiError::NotFound { message, field } => {
-                (message.clone(), *field)
-            }
+            ApiError::BadRequest { message, field } => (message.clone(), field.as_deref()),
+            ApiError::NotFound { message, field } => (message.clone(), *field),
             ApiError::Internal(detail) => {
                 log::error!("REST API internal error: {detail}");
                 ("internal error; see the admin's log".to_string(), None)
             }
             other => (other.to_string(), None),
         };
-        HttpResponse::build(self.status_code()).json(ErrorBody {
+        let mut res = HttpResponse::build(self.status_code());
+        if let ApiError::TooManyRequests {
+            retry_after_secs, ..
+        } = self
+        {
+            res.insert_header((RETRY_AFTER, retry_after_secs.to_string()));
+        }
+        res.json(ErrorBody {
             error: &error,
             field,
         })

@@ -8,12 +8,13 @@ use serde::{Deserialize, Serialize};
 
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
-use super::{check_address, load_group};
+use super::input::Json;
+use super::{check_executor_address, load_group};
 use crate::actors::registry::RefreshGroups;
 use crate::actors::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, JobGroup};
-use crate::protocol::REGISTRY_GROUP_EXECUTOR;
+use crate::protocol::{unusable_token, REGISTRY_GROUP_EXECUTOR};
 use crate::web::AppState;
 
 pub(super) fn routes(cfg: &mut web::ServiceConfig) {
@@ -138,15 +139,19 @@ fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
             "title must be at most 64 characters",
         ));
     }
-    if group
-        .access_token
-        .as_deref()
-        .is_some_and(|t| t.chars().count() > 255)
-    {
-        return Err(ApiError::field(
-            "accessToken",
-            "accessToken must be at most 255 characters",
-        ));
+    if let Some(token) = group.access_token.as_deref() {
+        if token.chars().count() > 255 {
+            return Err(ApiError::field(
+                "accessToken",
+                "accessToken must be at most 255 characters",
+            ));
+        }
+        if let Some(why) = unusable_token(token) {
+            return Err(ApiError::field(
+                "accessToken",
+                format!("{why}; choose another"),
+            ));
+        }
     }
     match group.address_type {
         AddressType::Manual => {
@@ -157,7 +162,7 @@ fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
                 ));
             }
             for a in &group.address_list {
-                check_address("addressList", a)?;
+                check_executor_address("addressList", a)?;
             }
         }
         // the registry fills automatic lists; what was typed is dropped
@@ -199,7 +204,7 @@ fn refresh_registry(state: &AppState) {
 async fn create(
     state: web::Data<AppState>,
     principal: Principal,
-    body: web::Json<GroupBody>,
+    body: Json<GroupBody>,
 ) -> ApiResult<HttpResponse> {
     principal.require_admin()?;
     let body = body.into_inner();
@@ -238,7 +243,7 @@ async fn update(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
-    body: web::Json<GroupBody>,
+    body: Json<GroupBody>,
 ) -> ApiResult<HttpResponse> {
     principal.require_admin()?;
     let id = path.into_inner();
@@ -307,13 +312,7 @@ mod tests {
         for bad in ["abc", "has space", "ümlaut", &"x".repeat(65)] {
             let err = apply(&mut blank(), body(bad, "T")).unwrap_err();
             assert!(
-                matches!(
-                    err,
-                    ApiError::BadRequest {
-                        field: Some("appName"),
-                        ..
-                    }
-                ),
+                matches!(&err, ApiError::BadRequest { field: Some(f), .. } if f == "appName"),
                 "{bad}"
             );
         }

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
-use super::{check_address, load_group, load_job, paging, Page};
+use super::input::{parse_value, Json};
+use super::{check_address, check_executor_address, load_group, load_job, paging, Page};
 use crate::actors::dispatch::{trigger_and_wait, Trigger};
 use crate::clock::now_ms;
 use crate::model::{
@@ -224,6 +225,20 @@ fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
     Ok(())
 }
 
+/// Longest `executorParam` in bytes, on create, update and trigger alike (MySQL's TEXT, which
+/// the run record copies it into).
+pub const EXECUTOR_PARAM_MAX: usize = 65_535;
+
+fn check_executor_param(param: &str) -> ApiResult<()> {
+    if param.len() > EXECUTOR_PARAM_MAX {
+        return Err(ApiError::field(
+            "executorParam",
+            format!("executorParam must be at most {EXECUTOR_PARAM_MAX} bytes"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the fields that need no database; returns the job's time zone.
 fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
     if job.job_desc.is_empty() {
@@ -271,12 +286,7 @@ fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
             "executorHandler is required for BEAN jobs",
         ));
     }
-    if job.executor_param.len() > 65_535 {
-        return Err(ApiError::field(
-            "executorParam",
-            "executorParam must be at most 65535 bytes",
-        ));
-    }
+    check_executor_param(&job.executor_param)?;
     if job.executor_timeout < 0 {
         return Err(ApiError::field(
             "executorTimeout",
@@ -478,7 +488,7 @@ async fn reload(state: &AppState, id: i32) -> ApiResult<JobInfo> {
 async fn create(
     state: web::Data<AppState>,
     principal: Principal,
-    body: web::Json<JobBody>,
+    body: Json<JobBody>,
 ) -> ApiResult<HttpResponse> {
     let body = body.into_inner();
     let Some(group) = body.job_group else {
@@ -516,7 +526,7 @@ async fn update(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
-    body: web::Json<JobBody>,
+    body: Json<JobBody>,
 ) -> ApiResult<HttpResponse> {
     let id = path.into_inner();
     let old = load_job(&state, &principal, id).await?;
@@ -650,9 +660,13 @@ async fn trigger(
     let body: TriggerBody = if body.iter().all(u8::is_ascii_whitespace) {
         TriggerBody::default()
     } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?
+        let value = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?;
+        parse_value(value)?
     };
+    if let Some(param) = &body.executor_param {
+        check_executor_param(param)?;
+    }
     load_job(&state, &principal, id).await?;
     let addresses: Option<Vec<String>> = body.address_list.map(|list| {
         list.into_iter()
@@ -662,7 +676,7 @@ async fn trigger(
     });
     if let Some(list) = &addresses {
         for a in list {
-            check_address("addressList", a)?;
+            check_executor_address("addressList", a)?;
         }
     }
     let mut t = Trigger::new(id, TriggerType::Manual, 0);
@@ -763,9 +777,9 @@ mod tests {
         j
     }
 
-    fn field_of(r: ApiResult<Tz>) -> Option<&'static str> {
+    fn field_of(r: ApiResult<Tz>) -> Option<String> {
         match r {
-            Err(ApiError::BadRequest { field, .. }) => field,
+            Err(ApiError::BadRequest { field, .. }) => field.map(|f| f.into_owned()),
             _ => None,
         }
     }
@@ -775,29 +789,41 @@ mod tests {
         assert!(validate_fields(&valid(), Tz::UTC).is_ok());
         let mut j = valid();
         j.schedule_conf = "0 0 25 * * ?".into();
-        assert_eq!(field_of(validate_fields(&j, Tz::UTC)), Some("scheduleConf"));
+        assert_eq!(
+            field_of(validate_fields(&j, Tz::UTC)).as_deref(),
+            Some("scheduleConf")
+        );
         let mut j = valid();
         j.schedule_type = ScheduleType::FixRate;
         j.schedule_conf = "0".into();
-        assert_eq!(field_of(validate_fields(&j, Tz::UTC)), Some("scheduleConf"));
+        assert_eq!(
+            field_of(validate_fields(&j, Tz::UTC)).as_deref(),
+            Some("scheduleConf")
+        );
         let mut j = valid();
         j.timezone = "Mars/Olympus".into();
-        assert_eq!(field_of(validate_fields(&j, Tz::UTC)), Some("timezone"));
+        assert_eq!(
+            field_of(validate_fields(&j, Tz::UTC)).as_deref(),
+            Some("timezone")
+        );
         let mut j = valid();
         j.executor_handler.clear();
         assert_eq!(
-            field_of(validate_fields(&j, Tz::UTC)),
+            field_of(validate_fields(&j, Tz::UTC)).as_deref(),
             Some("executorHandler")
         );
         let mut j = valid();
         j.executor_timeout = -1;
         assert_eq!(
-            field_of(validate_fields(&j, Tz::UTC)),
+            field_of(validate_fields(&j, Tz::UTC)).as_deref(),
             Some("executorTimeout")
         );
         let mut j = valid();
         j.alarm_email = "ops@example.com, nope".into();
-        assert_eq!(field_of(validate_fields(&j, Tz::UTC)), Some("alarmEmail"));
+        assert_eq!(
+            field_of(validate_fields(&j, Tz::UTC)).as_deref(),
+            Some("alarmEmail")
+        );
     }
 
     #[test]
@@ -809,7 +835,7 @@ mod tests {
         };
         match apply(&mut j, body) {
             Err(ApiError::BadRequest { message, field }) => {
-                assert_eq!(field, Some("executorRouteStrategy"));
+                assert_eq!(field.as_deref(), Some("executorRouteStrategy"));
                 assert!(message.contains("allowed: FIRST, LAST"), "{message}");
             }
             other => panic!("{other:?}"),

@@ -10,7 +10,7 @@ use crate::actors::callback::{complete_one, CallbackOutcome};
 use crate::actors::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::executor_client::Credentials;
-use crate::model::JobLog;
+use crate::model::{executor_token, JobLog};
 use crate::protocol::{AdminProtocol, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::{LogFilter, LogStatus};
 use crate::web::AppState;
@@ -163,11 +163,7 @@ async fn executor_of(state: &AppState, log: &JobLog) -> ApiResult<(String, Crede
         )));
     };
     let group = state.store.get_group(log.job_group).await?;
-    let access_token = group
-        .as_ref()
-        .and_then(|g| g.access_token.clone())
-        .filter(|t| !t.is_empty())
-        .or_else(|| state.access_token.clone());
+    let access_token = Some(executor_token(group.as_ref(), &state.access_token));
     let protocol = state
         .store
         .find_registration(&address, now_ms() - DEAD_AFTER_MS)
@@ -230,6 +226,8 @@ async fn content(
             "executor {address} answered without log data"
         )));
     };
+    // an XXL-JOB executor sends everything from `fromLine` on: pass on one page of it
+    let result = result.bounded();
     // XXL-JOB: past the last line of a finished run, the log is complete
     let is_end =
         result.is_end || (result.from_line_num > result.to_line_num && log.handle_code > 0);

@@ -19,6 +19,7 @@
 //! | `POST /logs/{id}/kill` | stop a running run (executor `/kill`), recorded as failed |
 //! | `DELETE /logs?jobGroup&jobId&olderThanDays\|keepLast` | `{deleted}` |
 //! | `GET /registry` | executors online: `[{appName, address, protocol, updateTime}]` |
+//! | `GET /system/access-token` | the executors' access token (admins only) |
 //!
 //! Normal users (role USER) see and change only jobs, logs and executors of the groups in their
 //! `permission` list; admins everything.
@@ -38,10 +39,12 @@ use crate::web::AppState;
 pub mod auth;
 pub mod error;
 mod groups;
+pub mod input;
 mod jobs;
 mod logs;
 mod registry;
 mod schedule;
+mod system;
 
 use self::auth::Principal;
 use self::error::{ApiError, ApiResult};
@@ -60,6 +63,9 @@ pub struct ApiExecutorClient(pub ExecutorClient);
 pub fn mount(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api/v1")
+            .wrap(from_fn(input::check_query))
+            .wrap(from_fn(crate::web::origin::same_origin_writes))
+            .wrap(from_fn(crate::web::body_deadline::body_deadline))
             .app_data(
                 web::JsonConfig::default()
                     .limit(JSON_LIMIT)
@@ -89,6 +95,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .configure(logs::routes)
                     .configure(registry::routes)
                     .configure(schedule::routes)
+                    .configure(system::routes)
                     .default_service(web::to(not_found)),
             ),
     );
@@ -168,7 +175,21 @@ fn trigger_env(state: &AppState) -> TriggerEnv {
     }
 }
 
-/// Checks an executor address typed by a user: an absolute http(s) URL with a host.
+/// Longest executor address: what a run record keeps of it.
+const EXECUTOR_ADDRESS_MAX: usize = 255;
+
+/// Checks an executor address typed by a user: an http(s) URL a run record can hold.
+fn check_executor_address(field: &'static str, address: &str) -> ApiResult<()> {
+    if address.chars().count() > EXECUTOR_ADDRESS_MAX {
+        return Err(ApiError::field(
+            field,
+            format!("an executor address must be at most {EXECUTOR_ADDRESS_MAX} characters"),
+        ));
+    }
+    check_address(field, address)
+}
+
+/// Checks a URL typed by a user: an absolute http(s) URL with a host.
 fn check_address(field: &'static str, address: &str) -> ApiResult<()> {
     let lower = address.to_ascii_lowercase();
     if !(lower.starts_with("http://") || lower.starts_with("https://")) {

@@ -4,6 +4,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
 use super::error::{ApiError, ApiResult};
+use super::input::Json;
 use super::jobs::{fire_time_count, FireTimes};
 use crate::clock::now_ms;
 use crate::model::ScheduleType;
@@ -28,10 +29,7 @@ struct PreviewBody {
 }
 
 /// `{scheduleType, scheduleConf, timezone, count?, from?}` → `{fireTimes: [ms, ...]}`.
-async fn preview(
-    state: web::Data<AppState>,
-    body: web::Json<PreviewBody>,
-) -> ApiResult<HttpResponse> {
+async fn preview(state: web::Data<AppState>, body: Json<PreviewBody>) -> ApiResult<HttpResponse> {
     let body = body.into_inner();
     let Some(schedule_type) = body.schedule_type else {
         return Err(ApiError::field("scheduleType", "scheduleType is required"));
