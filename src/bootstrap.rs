@@ -10,9 +10,22 @@ use crate::model::{
 };
 use crate::password::{hash_password, random_secret};
 use crate::protocol::unusable_token;
-use crate::startup::StartupError;
 use crate::store::{Store, StoreError, ACCESS_TOKEN_SETTING};
 use crate::timing;
+
+/// Why the first-start set-up could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum BootstrapError {
+    /// The database refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The first user's password could not be hashed.
+    #[error(transparent)]
+    Hash(#[from] crate::password::HashError),
+    /// The executors' access token cannot be used.
+    #[error("{0}")]
+    Token(String),
+}
 
 /// Cron of the demo job: every 10 seconds.
 pub const DEMO_CRON: &str = "0/10 * * * * ?";
@@ -22,7 +35,7 @@ pub const DEMO_CRON: &str = "0/10 * * * * ?";
 pub async fn ensure_admin_user(
     store: &Store,
     password: Option<&str>,
-) -> Result<Option<String>, StartupError> {
+) -> Result<Option<String>, BootstrapError> {
     if store.count_users().await? > 0 {
         if password.is_some() {
             log::info!("--admin-password ignored: users already exist");
@@ -65,14 +78,14 @@ const ACCESS_TOKEN_LEN: usize = 32;
 pub async fn ensure_access_token(
     store: &Store,
     flag: Option<&str>,
-) -> Result<String, StartupError> {
+) -> Result<String, BootstrapError> {
     if let Some(token) = flag {
         log::info!("executor access token: the one given with --access-token");
         return Ok(token.to_string());
     }
     if let Some(stored) = store.get_setting(ACCESS_TOKEN_SETTING).await? {
         if let Some(why) = unusable_token(&stored) {
-            return Err(StartupError::Token(format!(
+            return Err(BootstrapError::Token(format!(
                 "the access token stored in the database cannot be used: {why}; give one with --access-token"
             )));
         }
@@ -95,7 +108,7 @@ pub async fn ensure_access_token(
 
 /// On a database without groups or jobs, creates the `jobwheel-local` group and a started demo
 /// job running `demoJobHandler` every 10 s; returns the job id when it created one.
-pub async fn ensure_demo(store: &Store, tz: Tz) -> Result<Option<i32>, StartupError> {
+pub async fn ensure_demo(store: &Store, tz: Tz) -> Result<Option<i32>, BootstrapError> {
     if !store.list_groups().await?.is_empty() || store.count_jobs().await? > 0 {
         return Ok(None);
     }

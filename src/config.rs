@@ -4,7 +4,7 @@
 //! top level), then the default. Values are validated here, once, so that a bad one ends the
 //! process with a single line naming it instead of failing later somewhere deep.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,14 +23,9 @@ pub struct ConfigError(pub String);
 pub const DEFAULT_BIND: &str = "0.0.0.0:8080";
 /// Default listen address of `jobwheel standalone`: this machine only, until `--bind` opens it.
 pub const DEFAULT_STANDALONE_BIND: &str = "127.0.0.1:8080";
-/// Default listen address of an executor's own server, which admins must reach.
-pub const DEFAULT_EXECUTOR_BIND: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
 /// Default database: an SQLite file beside the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/jobwheel.db";
-/// Default executor port (XXL-JOB's).
-pub const DEFAULT_EXECUTOR_PORT: u16 = 9999;
-/// Default folder of executor run logs.
-pub const DEFAULT_LOG_PATH: &str = "./data/joblogs";
+pub use crate::executor::{DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
 /// Calls in flight on the fast trigger pool unless configured (XXL-JOB's default too).
 pub const DEFAULT_TRIGGER_POOL_FAST_MAX: usize = 200;
 /// Calls in flight on the slow trigger pool unless configured (XXL-JOB's default too).

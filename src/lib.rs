@@ -1,23 +1,46 @@
 //! jobwheel: a distributed job scheduler on actix, wire-compatible with XXL-JOB.
 //!
-//! The admin (scheduling center) stores jobs and fires them; executors run them. See
-//! `DESIGN.md` in the shared folder for the picture and README.md for the commands.
+//! The admin (scheduling center, feature `admin`, the default) stores jobs and fires them;
+//! executors ([`executor`], feature `executor`) run them. `docs/architecture.md` has the picture,
+//! `docs/protocol.md` the wire contract, README.md the commands.
+//!
+//! Imports run one way: the admin's modules use the shared ones ([`clock`], [`protocol`]) and
+//! may use the executor's (standalone mode runs one in process); the executor's use only the
+//! shared ones.
 
-pub mod actors;
-pub mod alarm;
+// shared by both sides
 pub mod allocator;
-pub mod bootstrap;
-pub mod cli;
 pub mod clock;
-pub mod config;
-pub mod executor;
-pub mod executor_client;
-pub mod http1;
-pub mod model;
-pub mod password;
 pub mod protocol;
+
+// the executor library
+pub mod actors;
+pub mod executor;
+
+// the admin
+#[cfg(feature = "admin")]
+pub mod alarm;
+#[cfg(feature = "admin")]
+pub mod bootstrap;
+#[cfg(feature = "admin")]
+pub mod cli;
+#[cfg(feature = "admin")]
+pub mod config;
+#[cfg(feature = "admin")]
+pub mod executor_client;
+#[cfg(feature = "admin")]
+pub mod http1;
+#[cfg(feature = "admin")]
+pub mod model;
+#[cfg(feature = "admin")]
+pub mod password;
+#[cfg(feature = "admin")]
 pub mod routing;
+#[cfg(feature = "admin")]
 pub mod startup;
+#[cfg(feature = "admin")]
 pub mod store;
+#[cfg(feature = "admin")]
 pub mod timing;
+#[cfg(feature = "admin")]
 pub mod web;

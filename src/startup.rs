@@ -9,21 +9,20 @@ use actix_web::dev::Server;
 use actix_web::{App, HttpServer};
 
 use crate::actors::call_gauge::CallGauge;
-use crate::actors::callback::{CallbackActor, YIELD_TO_CALLS_MAX};
 use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
 use crate::actors::monitor::MonitorSettings;
 use crate::actors::monitor_fail::FailMonitor;
 use crate::actors::monitor_lost::LostResultMonitor;
 use crate::actors::monitor_report::LogReportActor;
 use crate::actors::registry::RegistryActor;
+use crate::actors::result_intake::{ResultIntake, YIELD_TO_CALLS_MAX};
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
 use crate::actors::trigger::TriggerEnv;
-use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo};
+use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError};
 use crate::config::{AdminSettings, LocalExecutorSettings, LOCAL_APP_NAME};
 use crate::executor::{shutdown_signal, Executor};
-use crate::password::HashError;
-use crate::store::{PoolSettings, Store, StoreError};
+use crate::store::{ActorStore, PoolSettings, Store, StoreError};
 use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
 
@@ -41,15 +40,12 @@ pub enum StartupError {
         /// Why.
         source: std::io::Error,
     },
-    /// The first user's password could not be hashed.
+    /// The first-start set-up (first user, access token, demo) failed.
     #[error(transparent)]
-    Hash(#[from] HashError),
+    Bootstrap(#[from] BootstrapError),
     /// The in-process executor of standalone mode could not start.
     #[error("local executor: {0}")]
     Executor(String),
-    /// The executors' access token cannot be used.
-    #[error("{0}")]
-    Token(String),
 }
 
 /// A built admin, listening but not yet serving.
@@ -74,7 +70,7 @@ pub struct AdminActors {
     /// Executor registrations.
     pub registry: Addr<RegistryActor>,
     /// Run results.
-    pub callbacks: Addr<CallbackActor>,
+    pub callbacks: Addr<ResultIntake>,
     /// Retries and alarms of failed runs.
     pub fail_monitor: Addr<FailMonitor>,
     /// Runs whose result was lost with their executor.
@@ -118,8 +114,10 @@ pub fn start_actors_with(
     admin_address: String,
     monitors: MonitorSettings,
 ) -> AdminActors {
+    // actors reach the database only through tasks of their own (see `ActorStore`)
+    let db = ActorStore::new(store.clone());
     let env = TriggerEnv {
-        store: store.clone(),
+        store: db.clone(),
         access_token: access_token.to_string(),
         default_tz: settings.timezone,
         admin_address,
@@ -140,18 +138,18 @@ pub fn start_actors_with(
         move |_| RingActor::new(dispatcher)
     });
     let registry = Supervisor::start({
-        let store = store.clone();
+        let store = db.clone();
         move |_| RegistryActor::new(store)
     });
     let callbacks = Supervisor::start({
         let env = env.clone();
         let dispatcher = dispatcher.clone();
-        move |_| CallbackActor::new(env, dispatcher, calls, YIELD_TO_CALLS_MAX)
+        move |_| ResultIntake::new(env, dispatcher, calls, YIELD_TO_CALLS_MAX)
     });
     // XXL-JOB's pre-read batch: (fast + slow) * 10
     let batch = ((settings.trigger_pool_fast_max + settings.trigger_pool_slow_max) * 10) as i64;
     let schedule = Supervisor::start({
-        let store = store.clone();
+        let store = db.clone();
         let ring = ring.clone();
         let dispatcher = dispatcher.clone();
         let tz = settings.timezone;
@@ -159,7 +157,7 @@ pub fn start_actors_with(
     });
     // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once
     let fail_monitor = Supervisor::start({
-        let store = store.clone();
+        let store = db.clone();
         let dispatcher = dispatcher.clone();
         let monitors = monitors.clone();
         move |_| FailMonitor::new(store, dispatcher, &monitors)
@@ -171,7 +169,7 @@ pub fn start_actors_with(
         move |_| LostResultMonitor::new(env, dispatcher, &monitors)
     });
     let report = Supervisor::start({
-        let store = store.clone();
+        let store = db.clone();
         move |_| LogReportActor::new(store, monitors)
     });
     AdminActors {
@@ -401,6 +399,7 @@ fn local_executor(
         .idle_timeout(local.idle_timeout)
         .glue_enabled(local.glue_enabled)
         .http_job_allow_private(local.http_job_allow_private)
+        .trim_memory_after_reaping(true)
         .access_token(access_token)
         .with_builtin_handlers()
         .build()

@@ -128,3 +128,64 @@ mod lost {
     use super::*;
     on_each_backend!(lost_results_are_marked_failed);
 }
+
+/// Every monitor's pass is stuck in the database (SQLite held locked) when the admin's actix
+/// system goes away: the passes' database work runs in tasks of their own, so the stop drops it
+/// inside its runtime and the process lives on (a pooled connection dropped on a stopping
+/// arbiter's task set would abort it, and this test binary with it).
+#[test]
+fn the_admin_stops_in_the_middle_of_every_monitor_pass() {
+    use sqlx::{Connection, Executor};
+
+    let (url_tx, url_rx) = std::sync::mpsc::channel::<String>();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let admin_thread = std::thread::spawn(move || {
+        actix_rt::System::new().block_on(async move {
+            let db = common::TestDb::create(Backend::Sqlite).await.unwrap();
+            let settings = admin_settings(&db, AdminArgs::default());
+            let mut monitors = fast_monitors(&settings);
+            monitors.report_interval = Duration::from_millis(200);
+            monitors.lost_result_timeout = Duration::from_secs(1);
+            let s = db.store.clone();
+            let g = new_group(&s, "mon-stop").await;
+            let job_id = s.insert_job(&job(g, "stop", "h")).await.unwrap();
+            // work for each monitor: a failed run, a lost one, and days to count
+            let failed =
+                accepted_log(&s, g, job_id, now_ms() - 60_000, "http://127.0.0.1:1/").await;
+            s.complete_logs(
+                &[jobwheel::store::LogResultRow {
+                    log_id: failed,
+                    handle_code: 500,
+                    handle_msg: Some("failed".into()),
+                }],
+                now_ms(),
+            )
+            .await
+            .unwrap();
+            accepted_log(&s, g, job_id, now_ms() - 60_000, "http://127.0.0.1:1/").await;
+            let _admin = start_admin(&settings, monitors).await;
+            url_tx.send(db.url.clone()).unwrap();
+            let _ = stop_rx.await;
+            // leaving the block drops the system while the passes wait on the lock
+        });
+    });
+    let url = url_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("admin started");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut lock = rt.block_on(async {
+        // from now on every statement waits on SQLite's lock, for up to its 10 s timeout
+        let mut lock = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        lock.execute("BEGIN EXCLUSIVE").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        lock
+    });
+    let _ = stop_tx.send(());
+    let outcome = admin_thread.join();
+    rt.block_on(async { lock.execute("ROLLBACK").await.unwrap() });
+    assert!(
+        outcome.is_ok(),
+        "the admin's thread panicked while stopping"
+    );
+    // the process is still here: nothing aborted it
+}

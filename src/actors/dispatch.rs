@@ -29,51 +29,15 @@ use super::trigger::{
 };
 use crate::clock::{now_ms, sleep_until_epoch_ms};
 use crate::executor_client::ExecutorClient;
-use crate::model::TriggerType;
 use crate::routing::Router;
+
+/// The request to fire a job once; defined beside the trigger path that prepares it.
+pub use super::trigger::Trigger;
 
 /// A dispatch slower than this counts against the job (XXL-JOB's 500 ms).
 pub const SLOW_DISPATCH_MS: u128 = 500;
 /// More slow dispatches than this in one minute move a job to the slow pool.
 pub const SLOW_DISPATCHES_PER_MINUTE: u32 = 10;
-
-/// Trigger a job once (XXL-JOB `JobTriggerPoolHelper.trigger`).
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct Trigger {
-    /// The job.
-    pub job_id: i32,
-    /// Why; recorded on the log row.
-    pub trigger_type: TriggerType,
-    /// The fire time it stands for, epoch ms (0 for manual/API/parent triggers).
-    pub schedule_time: i64,
-    /// Retries left after this run; `None` takes the job's setting.
-    pub fail_retry_count: Option<i32>,
-    /// Overrides the job's parameter (manual triggers, retries).
-    pub executor_param: Option<String>,
-    /// `"i/n"`: trigger only this shard (retry of a broadcast shard).
-    pub sharding_param: Option<String>,
-    /// Use these addresses instead of the group's (manual trigger with a custom list).
-    pub address_list: Option<Vec<String>>,
-    /// Where to send the outcome, for callers that wait for the log ids.
-    pub reply: Option<oneshot::Sender<TriggerReport>>,
-}
-
-impl Trigger {
-    /// A trigger with the job's own settings.
-    pub fn new(job_id: i32, trigger_type: TriggerType, schedule_time: i64) -> Self {
-        Trigger {
-            job_id,
-            trigger_type,
-            schedule_time,
-            fail_retry_count: None,
-            executor_param: None,
-            sharding_param: None,
-            address_list: None,
-            reply: None,
-        }
-    }
-}
 
 /// Many triggers at once, prepared together (one job read, one log insert).
 #[derive(Message, Debug)]

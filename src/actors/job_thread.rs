@@ -1,74 +1,84 @@
-//! `JobActor`: the worker of one jobId. Its mailbox is the job's unbounded trigger queue; it runs one
-//! trigger at a time (`ctx.wait`), so kill and cover reach it through [`JobShared`] instead of the mailbox.
+//! `job_thread.rs` holds `JobActor` (XXL-JOB's `JobThread`): the worker of one jobId. Its
+//! mailbox is the job's unbounded trigger queue; it runs one trigger at a time (`ctx.wait`), so
+//! kill and cover reach it through [`JobShared`] instead of the mailbox.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::executor_callback::PushCallback;
+use crate::actors::result_sender::PushCallback;
 use crate::executor::context::JobContext;
-use crate::executor::router::RunEnv;
-use crate::executor::run::{self, Outcome, Work};
+use crate::executor::run::{self, Outcome, RunEnv, Work};
 use crate::protocol::{
     HandleCallbackParam, TriggerParam, FAIL_CODE, MSG_JOB_TIMEOUT, MSG_SUFFIX_QUEUED_KILLED,
     MSG_SUFFIX_RUNNING_KILLED, TIMEOUT_CODE,
 };
 
-/// State of one worker that the router (HTTP side) must see while the actor is busy running.
+/// State of one worker that the job table (HTTP side) must see while the actor is busy running:
+/// one lock around one state, so "busy", "queued" and "stopped" are always read together.
 #[derive(Debug)]
 pub struct JobShared {
-    queued: AtomicUsize,
-    running: AtomicBool,
-    state: Mutex<SharedState>,
+    state: Mutex<WorkerState>,
 }
 
 #[derive(Debug)]
-struct SharedState {
-    queued_logs: HashSet<i64>,
+struct WorkerState {
+    phase: Phase,
+    /// LogIds queued (de-dup; its length is the queue's).
+    queued: HashSet<i64>,
+    /// Set once by kill, cover, idle reaping or shutdown; queued triggers are then reported unrun.
     stop_reason: Option<String>,
-    current: Option<CancellationToken>,
-    /// When the worker last became idle (started, or finished a run); the router reaps by it.
-    idle_since: Instant,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Not running; since when (started, or the last run ended): the table reaps by it.
+    Idle { since: Instant },
+    /// Running one trigger, cancelled through this token.
+    Running { cancel: CancellationToken },
+}
+
+/// What a queued trigger finds when its turn comes.
+enum Turn {
+    /// Run it, cancelled through this token.
+    Run(CancellationToken),
+    /// The worker was stopped: report it unrun, with the reason.
+    Stopped(String),
 }
 
 impl Default for JobShared {
     fn default() -> Self {
         JobShared {
-            queued: AtomicUsize::new(0),
-            running: AtomicBool::new(false),
-            state: Mutex::new(SharedState {
-                queued_logs: HashSet::new(),
+            state: Mutex::new(WorkerState {
+                phase: Phase::Idle {
+                    since: Instant::now(),
+                },
+                queued: HashSet::new(),
                 stop_reason: None,
-                current: None,
-                idle_since: Instant::now(),
             }),
         }
     }
 }
 
 impl JobShared {
-    fn lock(&self) -> MutexGuard<'_, SharedState> {
+    fn lock(&self) -> MutexGuard<'_, WorkerState> {
         // the state stays consistent even if a holder panicked: every critical section is a few assignments
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// "Running or has trigger queue", what `/idleBeat`, DISCARD_LATER and COVER_EARLY look at.
     pub fn is_busy(&self) -> bool {
-        self.running.load(Ordering::SeqCst) || self.queued.load(Ordering::SeqCst) > 0
+        let st = self.lock();
+        matches!(st.phase, Phase::Running { .. }) || !st.queued.is_empty()
     }
 
     /// Reserves a queue slot for `log_id`; false when that logId is already queued (de-dup).
     pub fn enqueue(&self, log_id: i64) -> bool {
-        let mut st = self.lock();
-        if !st.queued_logs.insert(log_id) {
-            return false;
-        }
-        self.queued.fetch_add(1, Ordering::SeqCst);
-        true
+        self.lock().queued.insert(log_id)
     }
 
     /// Marks the worker stopped: the running trigger is cancelled, queued ones will be reported unrun.
@@ -77,8 +87,8 @@ impl JobShared {
         if st.stop_reason.is_none() {
             st.stop_reason = Some(reason.to_string());
         }
-        if let Some(token) = st.current.take() {
-            token.cancel();
+        if let Phase::Running { cancel } = &st.phase {
+            cancel.cancel();
         }
     }
 
@@ -86,9 +96,42 @@ impl JobShared {
         self.lock().stop_reason.clone()
     }
 
+    /// Takes `log_id` off the queue and starts running it, unless the worker was stopped.
+    fn start(&self, log_id: i64) -> Turn {
+        let mut st = self.lock();
+        st.queued.remove(&log_id);
+        if st.queued.is_empty() {
+            // an idle worker keeps no table: 10,000 idle workers would hold 10,000 of them
+            st.queued = HashSet::new();
+        }
+        match &st.stop_reason {
+            Some(reason) => Turn::Stopped(reason.clone()),
+            None => {
+                let cancel = CancellationToken::new();
+                st.phase = Phase::Running {
+                    cancel: cancel.clone(),
+                };
+                Turn::Run(cancel)
+            }
+        }
+    }
+
+    /// The run ended: idle from now.
+    fn finish(&self) {
+        self.lock().phase = Phase::Idle {
+            since: Instant::now(),
+        };
+    }
+
     /// True when the worker has neither run nor had anything queued for `timeout` by `now`.
     pub fn idle_longer_than(&self, timeout: Duration, now: Instant) -> bool {
-        !self.is_busy() && now.saturating_duration_since(self.lock().idle_since) >= timeout
+        let st = self.lock();
+        match st.phase {
+            Phase::Idle { since } => {
+                st.queued.is_empty() && now.saturating_duration_since(since) >= timeout
+            }
+            Phase::Running { .. } => false,
+        }
     }
 }
 
@@ -130,9 +173,9 @@ impl JobActor {
         }
     }
 
-    fn callback(&self, param: &TriggerParam, code: i32, msg: Option<String>) {
+    fn report(&self, param: &TriggerParam, code: i32, msg: Option<String>) {
         self.env
-            .callback
+            .results
             .do_send(PushCallback(HandleCallbackParam::new(
                 param.log_id,
                 param.log_date_time,
@@ -185,37 +228,22 @@ impl Handler<Run> for JobActor {
     type Result = ();
 
     fn handle(&mut self, Run(param): Run, ctx: &mut Self::Context) {
-        let token = CancellationToken::new();
-        let stopped = {
-            let mut st = self.shared.lock();
-            st.queued_logs.remove(&param.log_id);
-            if st.queued_logs.is_empty() {
-                // an idle worker keeps no table: 10,000 idle workers would hold 10,000 of them
-                st.queued_logs = HashSet::new();
-            }
-            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
-            match &st.stop_reason {
-                Some(reason) => Some(reason.clone()),
-                None => {
-                    st.current = Some(token.clone());
-                    self.shared.running.store(true, Ordering::SeqCst);
-                    None
-                }
+        let token = match self.shared.start(param.log_id) {
+            Turn::Run(token) => token,
+            Turn::Stopped(reason) => {
+                log::info!(
+                    "job {} log {}: not executed, worker stopped: {reason}",
+                    self.job_id,
+                    param.log_id
+                );
+                self.report(
+                    &param,
+                    FAIL_CODE,
+                    Some(format!("{reason}{MSG_SUFFIX_QUEUED_KILLED}")),
+                );
+                return;
             }
         };
-        if let Some(reason) = stopped {
-            log::info!(
-                "job {} log {}: not executed, worker stopped: {reason}",
-                self.job_id,
-                param.log_id
-            );
-            self.callback(
-                &param,
-                FAIL_CODE,
-                Some(format!("{reason}{MSG_SUFFIX_QUEUED_KILLED}")),
-            );
-            return;
-        }
         let job_ctx = JobContext::new(&param, &self.env.log_base, token);
         let timeout = u64::try_from(param.executor_timeout)
             .ok()
@@ -266,19 +294,14 @@ impl Handler<Run> for JobActor {
             (code, msg)
         };
         ctx.wait(fut.into_actor(self).map(move |(code, msg), act, _| {
-            {
-                let mut st = act.shared.lock();
-                st.current = None;
-                st.idle_since = Instant::now();
-            }
-            act.shared.running.store(false, Ordering::SeqCst);
+            act.shared.finish();
             log::info!(
                 "job {} log {}: run finished with code {code} in {} ms",
                 act.job_id,
                 param.log_id,
                 started.elapsed().as_millis()
             );
-            act.callback(&param, code, msg);
+            act.report(&param, code, msg);
         }));
     }
 }
@@ -307,12 +330,17 @@ mod idle_tests {
             !shared.idle_longer_than(timeout, now + 2 * timeout),
             "a queued trigger keeps it"
         );
-        shared.running.store(true, Ordering::SeqCst);
-        shared.lock().queued_logs.clear();
-        shared.queued.store(0, Ordering::SeqCst);
+        assert!(matches!(shared.start(7), Turn::Run(_)));
+        assert!(shared.is_busy());
         assert!(
             !shared.idle_longer_than(timeout, now + 2 * timeout),
             "a run keeps it"
         );
+        shared.finish();
+        assert!(!shared.is_busy());
+        assert!(shared.idle_longer_than(timeout, Instant::now() + timeout));
+        assert!(shared.enqueue(8));
+        shared.stop("killed");
+        assert!(matches!(shared.start(8), Turn::Stopped(r) if r == "killed"));
     }
 }

@@ -1,29 +1,50 @@
-//! Every long-lived component is an actor; this module holds the admin's and the executor's.
+//! Every long-lived component is an actor; this folder holds the executor's and the admin's.
 //!
-//! Admin: [`schedule`] (pre-read), [`ring`] (60 one-second slots), [`dispatch`] (fast/slow pools
-//! running [`trigger`]s, their outcomes written by [`outcome_writer`]), [`registry`] (executor registrations), [`callback`] (results),
-//! both writers yielding to the calls counted by [`call_gauge`],
-//! and the monitors ([`monitor`]): [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost
-//! results), [`monitor_report`] (daily counts, retention).
-//! Executor: [`job_thread`] (one `JobActor` per jobId), [`executor_callback`] (results to the
-//! admins), [`registrar`] (registration beat).
+//! Executor (feature `executor`): [`job_table`] (the jobId → worker table that applies each
+//! trigger), [`job_thread`] (one `JobActor` per jobId: its mailbox is the job's queue),
+//! [`result_sender`] (results to the admins, batched, kept on disk until accepted),
+//! [`registrar`] (registration beat), [`log_cleaner`] (run-log retention).
+//!
+//! Admin (feature `admin`): [`schedule`] (pre-read), [`ring`] (60 one-second slots),
+//! [`dispatch`] (fast/slow pools running [`trigger`]s, their outcomes written by
+//! [`outcome_writer`]), [`registry`] (executor registrations), [`result_intake`] (results), both
+//! writers yielding to the calls counted by [`call_gauge`], and the monitors ([`monitor`]):
+//! [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost results), [`monitor_report`] (daily
+//! counts, retention).
+//!
+//! See `docs/architecture.md` for how they fit together.
 
 #![warn(missing_docs)]
 
-pub mod call_gauge;
-pub mod callback;
-pub mod dispatch;
-pub mod executor_callback;
+pub mod job_table;
 pub mod job_thread;
-pub mod monitor;
-pub mod monitor_fail;
-pub mod monitor_lost;
-pub mod monitor_report;
-pub mod outcome_writer;
+pub mod log_cleaner;
 pub mod registrar;
+pub mod result_sender;
+
+#[cfg(feature = "admin")]
+pub mod call_gauge;
+#[cfg(feature = "admin")]
+pub mod dispatch;
+#[cfg(feature = "admin")]
+pub mod monitor;
+#[cfg(feature = "admin")]
+pub mod monitor_fail;
+#[cfg(feature = "admin")]
+pub mod monitor_lost;
+#[cfg(feature = "admin")]
+pub mod monitor_report;
+#[cfg(feature = "admin")]
+pub mod outcome_writer;
+#[cfg(feature = "admin")]
 pub mod registry;
+#[cfg(feature = "admin")]
+pub mod result_intake;
+#[cfg(feature = "admin")]
 pub mod ring;
+#[cfg(feature = "admin")]
 pub mod schedule;
+#[cfg(feature = "admin")]
 pub mod trigger;
 
 /// Mailbox capacity meaning "unbounded": actix's largest buffer (`usize::MAX` itself overflows its

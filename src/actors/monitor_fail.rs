@@ -27,7 +27,7 @@ use super::monitor::{backoff, next_pass, MonitorSettings};
 use crate::alarm::{Alarm, AlarmEvent, Alarmer, EmailAlarm, WebhookAlarm};
 use crate::clock::now_ms;
 use crate::model::{alarm_status, TriggerType};
-use crate::store::{Store, StoreError};
+use crate::store::{ActorStore, StoreError};
 
 /// XXL-JOB's note appended to the trigger message of a log that was retried.
 pub const RETRY_NOTE: &str =
@@ -87,13 +87,15 @@ pub fn build_alarmer(settings: &MonitorSettings) -> Alarmer {
 /// One pass: reads up to `batch` due failed logs and retries/alarms each.
 /// `Err` only when the failed logs cannot be read at all.
 pub async fn fail_pass(
-    store: &Store,
+    store: &ActorStore,
     dispatcher: &Addr<Dispatcher>,
     alarmer: &Alarmer,
     now: i64,
     batch: i64,
 ) -> Result<FailPassReport, StoreError> {
-    let ids = store.find_failed_log_ids_due(now, batch).await?;
+    let ids = store
+        .run(move |s| async move { s.find_failed_log_ids_due(now, batch).await })
+        .await?;
     let outcomes: Vec<Result<LogOutcome, StoreError>> = stream::iter(ids)
         .map(|id| handle_failed_log(store, dispatcher, alarmer, id))
         .buffer_unordered(CONCURRENCY)
@@ -119,30 +121,34 @@ pub async fn fail_pass(
 }
 
 async fn handle_failed_log(
-    store: &Store,
+    store: &ActorStore,
     dispatcher: &Addr<Dispatcher>,
     alarmer: &Alarmer,
     id: i64,
 ) -> Result<LogOutcome, StoreError> {
     let claimed = store
-        .update_alarm_status(id, alarm_status::DEFAULT, alarm_status::LOCKED)
+        .run(move |s| async move {
+            s.update_alarm_status(id, alarm_status::DEFAULT, alarm_status::LOCKED)
+                .await
+        })
         .await
         .inspect_err(|e| log::error!("fail monitor: cannot claim log {id}: {e}"))?;
     if !claimed {
         return Ok(LogOutcome::Skipped);
     }
-    let loaded = async {
-        let Some(log) = store.get_log(id).await? else {
-            return Ok(None);
-        };
-        let job = store.get_job(log.job_id).await?;
-        let group = match &job {
-            Some(job) => store.get_group(job.job_group).await?,
-            None => None,
-        };
-        Ok::<_, StoreError>(Some((log, job, group)))
-    }
-    .await;
+    let loaded = store
+        .run(move |s| async move {
+            let Some(log) = s.get_log(id).await? else {
+                return Ok(None);
+            };
+            let job = s.get_job(log.job_id).await?;
+            let group = match &job {
+                Some(job) => s.get_group(job.job_group).await?,
+                None => None,
+            };
+            Ok(Some((log, job, group)))
+        })
+        .await;
     let (log, job, group) = match loaded {
         Ok(Some(found)) => found,
         Ok(None) => return Ok(LogOutcome::Skipped), // deleted meanwhile
@@ -195,7 +201,11 @@ async fn handle_failed_log(
                 ),
             }
             retried = true;
-            if let Err(e) = store.append_trigger_msg(log.id, RETRY_NOTE).await {
+            let log_id = log.id;
+            let noted = store
+                .run(move |s| async move { s.append_trigger_msg(log_id, RETRY_NOTE).await })
+                .await;
+            if let Err(e) = noted {
                 log::warn!(
                     "log {}: cannot note the retry in its trigger message: {e}",
                     log.id
@@ -222,24 +232,30 @@ async fn handle_failed_log(
 }
 
 /// Gives a claimed log back (alarm status -1 to 0) for the next pass.
-async fn release(store: &Store, id: i64) {
-    if let Err(e) = store
-        .update_alarm_status(id, alarm_status::LOCKED, alarm_status::DEFAULT)
-        .await
-    {
+async fn release(store: &ActorStore, id: i64) {
+    let released = store
+        .run(move |s| async move {
+            s.update_alarm_status(id, alarm_status::LOCKED, alarm_status::DEFAULT)
+                .await
+        })
+        .await;
+    if let Err(e) = released {
         log::error!("log {id}: cannot release the fail monitor's claim, it stays claimed: {e}");
     }
 }
 
 /// Records the alarm outcome, trying a few times: a log left at -1 would never be looked at again.
-async fn set_final_status(store: &Store, id: i64, status: i32) -> Result<(), StoreError> {
+async fn set_final_status(store: &ActorStore, id: i64, status: i32) -> Result<(), StoreError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match store
-            .update_alarm_status(id, alarm_status::LOCKED, status)
-            .await
-        {
+        let recorded = store
+            .run(move |s| async move {
+                s.update_alarm_status(id, alarm_status::LOCKED, status)
+                    .await
+            })
+            .await;
+        match recorded {
             Ok(_) => return Ok(()),
             Err(e) if attempt < 3 => {
                 log::warn!(
@@ -259,7 +275,7 @@ async fn set_final_status(store: &Store, id: i64, status: i32) -> Result<(), Sto
 
 /// The fail monitor actor; supervised.
 pub struct FailMonitor {
-    store: Store,
+    store: ActorStore,
     dispatcher: Addr<Dispatcher>,
     alarmer: Rc<Alarmer>,
     interval: Duration,
@@ -268,7 +284,11 @@ pub struct FailMonitor {
 
 impl FailMonitor {
     /// A monitor with the channels of [`build_alarmer`]; create it on the arbiter it runs on.
-    pub fn new(store: Store, dispatcher: Addr<Dispatcher>, settings: &MonitorSettings) -> Self {
+    pub fn new(
+        store: ActorStore,
+        dispatcher: Addr<Dispatcher>,
+        settings: &MonitorSettings,
+    ) -> Self {
         Self::with_alarmer(
             store,
             dispatcher,
@@ -279,7 +299,7 @@ impl FailMonitor {
 
     /// A monitor with the given alarm channels.
     pub fn with_alarmer(
-        store: Store,
+        store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         alarmer: Alarmer,
         interval: Duration,

@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::callback::{complete_one, CallbackOutcome};
 use super::dispatch::Dispatcher;
 use super::monitor::{backoff, next_pass, MonitorSettings};
+use super::result_intake::{complete_one, CallbackOutcome};
 use super::trigger::TriggerEnv;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
@@ -59,9 +59,10 @@ async fn still_running(
     else {
         return Ok(false);
     };
+    let group_id = log.job_group;
     let group = env
         .store
-        .get_group(log.job_group)
+        .run(move |s| async move { s.get_group(group_id).await })
         .await
         .map_err(|e| e.to_string())?;
     let creds = Credentials {
@@ -101,13 +102,14 @@ pub async fn lost_pass(
     for _ in 0..MAX_ROUNDS {
         let ids = env
             .store
-            .find_lost_log_ids(before, batch)
+            .run(move |s| async move { s.find_lost_log_ids(before, batch).await })
             .await
             .map_err(|e| e.to_string())?;
         let full = ids.len() as i64 >= batch;
         let mut marked_now = 0;
         for id in ids {
-            let Some(log) = env.store.get_log(id).await.map_err(|e| e.to_string())? else {
+            let found = env.store.run(move |s| async move { s.get_log(id).await });
+            let Some(log) = found.await.map_err(|e| e.to_string())? else {
                 continue;
             };
             if still_running(env, client, &mut beats, &log).await? {

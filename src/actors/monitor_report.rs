@@ -15,7 +15,7 @@ use chrono_tz::Tz;
 use super::monitor::{backoff, next_pass, MonitorSettings};
 use crate::clock::now_ms;
 use crate::model::LogReport;
-use crate::store::{Store, StoreError};
+use crate::store::{ActorStore, Store, StoreError};
 
 /// Most batches one retention run deletes; the rest goes at the next run.
 const MAX_RETENTION_BATCHES: u32 = 100_000;
@@ -140,7 +140,7 @@ pub async fn report_pass(
 
 /// The report and retention actor; supervised.
 pub struct LogReportActor {
-    store: Store,
+    store: ActorStore,
     settings: MonitorSettings,
     last_retention: Option<Instant>,
     failures: u32,
@@ -148,7 +148,7 @@ pub struct LogReportActor {
 
 impl LogReportActor {
     /// A report actor with the settings' interval, zone and retention.
-    pub fn new(store: Store, settings: MonitorSettings) -> Self {
+    pub fn new(store: ActorStore, settings: MonitorSettings) -> Self {
         LogReportActor {
             store,
             settings,
@@ -170,29 +170,33 @@ impl LogReportActor {
         let settings = self.settings.clone();
         let due = self.retention_due();
         ctx.wait(
-            async move { report_pass(&store, &settings, now_ms(), due).await }
-                .into_actor(self)
-                .map(|result, act, ctx| {
-                    let delay = match result {
-                        Ok(report) => {
-                            act.failures = 0;
-                            if report.retention_ran {
-                                act.last_retention = Some(Instant::now());
-                            }
-                            next_pass(act.settings.report_interval)
+            async move {
+                store
+                    .run(move |s| async move { report_pass(&s, &settings, now_ms(), due).await })
+                    .await
+            }
+            .into_actor(self)
+            .map(|result, act, ctx| {
+                let delay = match result {
+                    Ok(report) => {
+                        act.failures = 0;
+                        if report.retention_ran {
+                            act.last_retention = Some(Instant::now());
                         }
-                        Err(e) => {
-                            act.failures += 1;
-                            let delay = backoff(act.settings.report_interval, act.failures);
-                            log::error!(
-                                "log report pass failed ({} in a row), retrying in {delay:?}: {e}",
-                                act.failures
-                            );
-                            delay
-                        }
-                    };
-                    ctx.run_later(delay, |act, ctx| act.pass(ctx));
-                }),
+                        next_pass(act.settings.report_interval)
+                    }
+                    Err(e) => {
+                        act.failures += 1;
+                        let delay = backoff(act.settings.report_interval, act.failures);
+                        log::error!(
+                            "log report pass failed ({} in a row), retrying in {delay:?}: {e}",
+                            act.failures
+                        );
+                        delay
+                    }
+                };
+                ctx.run_later(delay, |act, ctx| act.pass(ctx));
+            }),
         );
     }
 }

@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 
 use super::call_gauge::{CallGauge, InFlight};
 use crate::model::TriggerOutcome;
-use crate::store::Store;
+use crate::store::ActorStore;
 
 /// The longest an outcome waits for the calls still in flight before it is written anyway.
 const GATHER_MAX: Duration = Duration::from_millis(200);
@@ -33,7 +33,7 @@ const FULL: usize = 5_000;
 
 /// Gathers outcomes and writes them in batches.
 pub struct OutcomeWriter {
-    store: Store,
+    store: ActorStore,
     rows: RefCell<Vec<(i64, TriggerOutcome)>>,
     waiters: RefCell<Vec<oneshot::Sender<()>>>,
     flush_armed: Cell<bool>,
@@ -43,7 +43,7 @@ pub struct OutcomeWriter {
 impl OutcomeWriter {
     /// A writer on `store` that yields to the calls counted by `calls`; must be used on one
     /// thread with a local task set (an arbiter).
-    pub fn new(store: Store, calls: Arc<CallGauge>) -> Rc<Self> {
+    pub fn new(store: ActorStore, calls: Arc<CallGauge>) -> Rc<Self> {
         Rc::new(OutcomeWriter {
             store,
             rows: RefCell::new(Vec::new()),
@@ -92,7 +92,7 @@ impl OutcomeWriter {
         let count = rows.len();
         let written = self
             .store
-            .detached(move |s| async move { s.set_trigger_outcomes(&rows).await })
+            .run(move |s| async move { s.set_trigger_outcomes(&rows).await })
             .await;
         if let Err(e) = written {
             log::error!("cannot record the outcomes of {count} trigger(s): {e}");
@@ -108,8 +108,8 @@ mod tests {
     use super::*;
     use crate::model::NewLog;
 
-    async fn store_with_logs(n: usize) -> (Store, Vec<i64>) {
-        let store = Store::connect("sqlite::memory:", &Default::default())
+    async fn store_with_logs(n: usize) -> (crate::store::Store, Vec<i64>) {
+        let store = crate::store::Store::connect("sqlite::memory:", &Default::default())
             .await
             .expect("in-memory SQLite");
         store.migrate().await.expect("migrations");
@@ -128,7 +128,7 @@ mod tests {
         }
     }
 
-    async fn code(store: &Store, id: i64) -> i32 {
+    async fn code(store: &crate::store::Store, id: i64) -> i32 {
         store
             .get_log(id)
             .await
@@ -140,7 +140,7 @@ mod tests {
     #[actix_rt::test]
     async fn a_lone_call_is_written_at_once() {
         let (store, ids) = store_with_logs(1).await;
-        let writer = OutcomeWriter::new(store.clone(), CallGauge::new());
+        let writer = OutcomeWriter::new(ActorStore::new(store.clone()), CallGauge::new());
         let call = writer.calling();
         writer.record(call, vec![(ids[0], accepted())]).await;
         // nothing else was in flight: written without arming the gather timer
@@ -151,7 +151,7 @@ mod tests {
     #[actix_rt::test]
     async fn a_burst_is_written_when_its_last_call_ends() {
         let (store, ids) = store_with_logs(2).await;
-        let writer = OutcomeWriter::new(store.clone(), CallGauge::new());
+        let writer = OutcomeWriter::new(ActorStore::new(store.clone()), CallGauge::new());
         let first = writer.calling();
         let second = writer.calling();
         let (w, id) = (writer.clone(), ids[0]);
@@ -171,8 +171,8 @@ mod tests {
     async fn a_call_on_another_worker_holds_the_write() {
         let (store, ids) = store_with_logs(1).await;
         let calls = CallGauge::new();
-        let writer = OutcomeWriter::new(store.clone(), calls.clone());
-        let other_worker = OutcomeWriter::new(store.clone(), calls.clone());
+        let writer = OutcomeWriter::new(ActorStore::new(store.clone()), calls.clone());
+        let other_worker = OutcomeWriter::new(ActorStore::new(store.clone()), calls.clone());
         let call = writer.calling();
         let elsewhere = other_worker.calling();
         let (w, id) = (writer.clone(), ids[0]);
@@ -188,7 +188,7 @@ mod tests {
     #[actix_rt::test]
     async fn an_outcome_waits_at_most_the_gather_time() {
         let (store, ids) = store_with_logs(1).await;
-        let writer = OutcomeWriter::new(store.clone(), CallGauge::new());
+        let writer = OutcomeWriter::new(ActorStore::new(store.clone()), CallGauge::new());
         let call = writer.calling();
         let stuck = writer.calling();
         writer.record(call, vec![(ids[0], accepted())]).await;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use crate::executor::admin::{self, AdminLink};
+use crate::executor::admin_link::{self, AdminLink};
 use crate::protocol::RegistryParam;
 
 /// Registers `address` under the app name.
@@ -57,7 +57,7 @@ impl Registrar {
         }
         self.in_flight = true;
         let link = self.link.clone();
-        let client = self.client.get_or_insert_with(admin::client).clone();
+        let client = self.client.get_or_insert_with(admin_link::client).clone();
         let body = self.body();
         let fut = async move { link.post(&client, "registry", &body).await };
         ctx.spawn(fut.into_actor(self).map(|res, act, _| {
@@ -112,7 +112,7 @@ impl Handler<Deregister> for Registrar {
             return Box::pin(async {});
         }
         let link = self.link.clone();
-        let client = self.client.get_or_insert_with(admin::client).clone();
+        let client = self.client.get_or_insert_with(admin_link::client).clone();
         let body = self.body();
         let address = self.address.clone();
         Box::pin(async move {

@@ -8,7 +8,7 @@ use actix::prelude::*;
 use super::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, JobGroup};
-use crate::store::{detach, Store, StoreError};
+use crate::store::{ActorStore, Store, StoreError};
 
 /// How often dead registrations are removed and group lists refreshed (XXL-JOB's beat).
 pub const MONITOR_INTERVAL: Duration = Duration::from_secs(30);
@@ -46,18 +46,18 @@ pub struct RefreshGroups;
 
 /// Owns registrations; supervised, so a crash restarts it.
 pub struct RegistryActor {
-    store: Store,
+    store: ActorStore,
     interval: Duration,
 }
 
 impl RegistryActor {
     /// A registry with XXL-JOB's 30 s monitor interval.
-    pub fn new(store: Store) -> Self {
+    pub fn new(store: ActorStore) -> Self {
         Self::with_interval(store, MONITOR_INTERVAL)
     }
 
     /// A registry with a custom monitor interval.
-    pub fn with_interval(store: Store, interval: Duration) -> Self {
+    pub fn with_interval(store: ActorStore, interval: Duration) -> Self {
         RegistryActor { store, interval }
     }
 }
@@ -90,12 +90,8 @@ impl Handler<Tick> for RegistryActor {
         let store = self.store.clone();
         Box::pin(
             async move {
-                match detach(async move { refresh_all(&store).await }).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => {
-                        log::error!("registry monitor pass failed (retried next pass): {e}")
-                    }
-                    Err(e) => log::error!("registry monitor pass failed (retried next pass): {e}"),
+                if let Err(e) = store.run(|s| async move { refresh_all(&s).await }).await {
+                    log::error!("registry monitor pass failed (retried next pass): {e}")
                 }
             }
             .into_actor(self),
@@ -109,9 +105,10 @@ impl Handler<RefreshGroups> for RegistryActor {
     fn handle(&mut self, _msg: RefreshGroups, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
         Box::pin(async move {
-            detach(async move { refresh_all(&store).await.map_err(|e| e.to_string()) })
+            store
+                .run(|s| async move { refresh_all(&s).await })
                 .await
-                .and_then(|r| r)
+                .map_err(|e| e.to_string())
         })
     }
 }
@@ -121,7 +118,7 @@ impl Handler<Register> for RegistryActor {
 
     fn handle(&mut self, msg: Register, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
-        Box::pin(detach_flat(async move {
+        Box::pin(in_task(store, move |store| async move {
             let known = store
                 .find_registration(&msg.address, now_ms() - DEAD_AFTER_MS)
                 .await
@@ -159,7 +156,7 @@ impl Handler<Unregister> for RegistryActor {
 
     fn handle(&mut self, msg: Unregister, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
-        Box::pin(detach_flat(async move {
+        Box::pin(in_task(store, move |store| async move {
             let removed = store
                 .remove_registry(&msg.group, &msg.app_name, &msg.address)
                 .await
@@ -175,12 +172,20 @@ impl Handler<Unregister> for RegistryActor {
     }
 }
 
-/// Runs a handler's database work as a tokio task (see `Store::detached`).
-async fn detach_flat<Fut>(work: Fut) -> Result<(), String>
+/// Runs a handler's database work as a task of its own (see [`ActorStore`]).
+async fn in_task<F, Fut>(store: ActorStore, work: F) -> Result<(), String>
 where
+    F: FnOnce(Store) -> Fut,
     Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
 {
-    detach(work).await.and_then(|r| r)
+    store
+        .run(move |s| {
+            let fut = work(s);
+            async move { Ok(fut.await) }
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r)
 }
 
 /// Removes dead registrations and rewrites every automatic group's sorted address list.

@@ -32,7 +32,7 @@ pub const HAND_OVER_AT_MS: i64 = 500;
 
 /// One fire time in the ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Schedule {
+pub struct FireTime {
     /// The job.
     pub job_id: i32,
     /// When it fires, epoch ms.
@@ -42,7 +42,7 @@ pub struct Schedule {
 /// Many fire times at once (one pre-read pass's).
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 #[rtype(result = "()")]
-pub struct ScheduleAll(pub Vec<Schedule>);
+pub struct ScheduleAll(pub Vec<FireTime>);
 
 /// How many fire times wait in the ring (shutdown waits for zero).
 #[derive(Message, Debug)]
@@ -51,7 +51,7 @@ pub struct PendingCount;
 
 /// The ring; supervised.
 pub struct RingActor {
-    slots: Vec<Vec<Schedule>>,
+    slots: Vec<Vec<FireTime>>,
     dispatcher: Addr<Dispatcher>,
     /// The last second whose entries were handed over; later arrivals for it go at once.
     handed_through: i64,
@@ -83,7 +83,7 @@ impl RingActor {
         self.hand_over(entries, now);
     }
 
-    fn hand_over(&self, entries: Vec<Schedule>, now: i64) {
+    fn hand_over(&self, entries: Vec<FireTime>, now: i64) {
         if entries.is_empty() {
             return;
         }
@@ -109,7 +109,7 @@ impl RingActor {
         });
     }
 
-    fn add(&mut self, entries: Vec<Schedule>) {
+    fn add(&mut self, entries: Vec<FireTime>) {
         // an entry whose second was already handed over (a slow pre-read) must not wait a minute
         let mut now_due = Vec::new();
         for entry in entries {
@@ -142,7 +142,7 @@ fn wait_for_tick(now: i64) -> u64 {
 
 /// Removes and returns the entries whose second is at most `through`, from the slots of
 /// [`SLOTS_BEHIND`] seconds before the current one (`through - LEAD_SECONDS`) up to `through`.
-fn take_through(slots: &mut [Vec<Schedule>], through: i64) -> Vec<Schedule> {
+fn take_through(slots: &mut [Vec<FireTime>], through: i64) -> Vec<FireTime> {
     let mut due_all = Vec::new();
     for second in (through - LEAD_SECONDS - SLOTS_BEHIND)..=through {
         let slot = second.rem_euclid(SLOTS as i64) as usize;
@@ -150,7 +150,7 @@ fn take_through(slots: &mut [Vec<Schedule>], through: i64) -> Vec<Schedule> {
             continue;
         }
         let entries = std::mem::take(&mut slots[slot]);
-        let (due, later): (Vec<Schedule>, Vec<Schedule>) = entries
+        let (due, later): (Vec<FireTime>, Vec<FireTime>) = entries
             .into_iter()
             .partition(|e| e.fire_time.div_euclid(1_000) <= through);
         slots[slot] = later;
@@ -218,24 +218,24 @@ mod tests {
         let mut slots = vec![Vec::new(); SLOTS];
         let base = 1_700_000_000_000_i64; // a whole second
         let slot = |t: i64| (t / 1_000 % 60) as usize;
-        slots[slot(base)].push(Schedule {
+        slots[slot(base)].push(FireTime {
             job_id: 1,
             fire_time: base,
         });
-        slots[slot(base - 1_000)].push(Schedule {
+        slots[slot(base - 1_000)].push(FireTime {
             job_id: 2,
             fire_time: base - 1_000,
         });
-        slots[slot(base + 1_000)].push(Schedule {
+        slots[slot(base + 1_000)].push(FireTime {
             job_id: 3,
             fire_time: base + 1_000,
         });
         // the same slot a minute later is not due
-        slots[slot(base)].push(Schedule {
+        slots[slot(base)].push(FireTime {
             job_id: 4,
             fire_time: base + 60_000,
         });
-        let ids = |v: Vec<Schedule>| {
+        let ids = |v: Vec<FireTime>| {
             let mut ids: Vec<i32> = v.iter().map(|e| e.job_id).collect();
             ids.sort_unstable();
             ids

@@ -13,11 +13,11 @@ use actix::prelude::*;
 use chrono_tz::Tz;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
-use super::ring::{RingActor, Schedule, ScheduleAll};
+use super::ring::{FireTime, RingActor, ScheduleAll};
 use crate::clock::now_ms;
 use crate::model::{DueJob, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
-use crate::store::{ScheduleUpdate, Store, StoreError};
-use crate::timing::{self, Schedule as Plan};
+use crate::store::{ActorStore, ScheduleUpdate, Store, StoreError};
+use crate::timing::{self, Schedule};
 
 /// How far ahead fire times are read (XXL-JOB's `PRE_READ_MS`).
 pub const PRE_READ_MS: i64 = 5_000;
@@ -60,7 +60,7 @@ pub struct PassResult {
 
 /// The pre-read loop; supervised.
 pub struct ScheduleActor {
-    store: Store,
+    store: ActorStore,
     ring: Addr<RingActor>,
     dispatcher: Addr<Dispatcher>,
     default_tz: Tz,
@@ -72,7 +72,7 @@ pub struct ScheduleActor {
 impl ScheduleActor {
     /// A scheduler reading at most `batch` jobs per pass.
     pub fn new(
-        store: Store,
+        store: ActorStore,
         ring: Addr<RingActor>,
         dispatcher: Addr<Dispatcher>,
         default_tz: Tz,
@@ -106,9 +106,7 @@ impl ScheduleActor {
         ctx.wait(
             async move {
                 store
-                    .detached(
-                        move |store| async move { pre_read(&store, tz, batch, now_ms()).await },
-                    )
+                    .run(move |store| async move { pre_read(&store, tz, batch, now_ms()).await })
                     .await
             }
             .into_actor(self)
@@ -155,7 +153,7 @@ impl ScheduleActor {
             self.ring.do_send(ScheduleAll(
                 later
                     .into_iter()
-                    .map(|f| Schedule {
+                    .map(|f| FireTime {
                         job_id: f.job_id,
                         fire_time: f.fire_time,
                     })
@@ -256,7 +254,7 @@ pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<
             return stop(Vec::new());
         }
     };
-    let plan = match Plan::parse(job.schedule_type, &job.schedule_conf) {
+    let plan = match Schedule::parse(job.schedule_type, &job.schedule_conf) {
         Ok(plan) => plan,
         Err(e) => {
             log::error!("job {} stopped: {e}", job.id);

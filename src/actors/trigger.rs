@@ -9,9 +9,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use actix::Message;
 use chrono_tz::Tz;
+use tokio::sync::oneshot;
 
-use super::dispatch::Trigger;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
 use crate::model::{
@@ -23,16 +24,54 @@ use crate::routing::{
     probe_in_order, shard_address, ProbeKind, RouteDecision, Router, ADDRESS_EMPTY_MSG,
     ROUTE_FAIL_MSG,
 };
-use crate::store::Store;
+use crate::store::{ActorStore, Store};
 
 /// A registration older than this is dead (XXL-JOB's 90 s).
 pub const DEAD_AFTER_MS: i64 = 90_000;
 
+/// Trigger a job once (XXL-JOB `JobTriggerPoolHelper.trigger`).
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Trigger {
+    /// The job.
+    pub job_id: i32,
+    /// Why; recorded on the log row.
+    pub trigger_type: TriggerType,
+    /// The fire time it stands for, epoch ms (0 for manual/API/parent triggers).
+    pub schedule_time: i64,
+    /// Retries left after this run; `None` takes the job's setting.
+    pub fail_retry_count: Option<i32>,
+    /// Overrides the job's parameter (manual triggers, retries).
+    pub executor_param: Option<String>,
+    /// `"i/n"`: trigger only this shard (retry of a broadcast shard).
+    pub sharding_param: Option<String>,
+    /// Use these addresses instead of the group's (manual trigger with a custom list).
+    pub address_list: Option<Vec<String>>,
+    /// Where to send the outcome, for callers that wait for the log ids.
+    pub reply: Option<oneshot::Sender<TriggerReport>>,
+}
+
+impl Trigger {
+    /// A trigger with the job's own settings.
+    pub fn new(job_id: i32, trigger_type: TriggerType, schedule_time: i64) -> Self {
+        Trigger {
+            job_id,
+            trigger_type,
+            schedule_time,
+            fail_retry_count: None,
+            executor_param: None,
+            sharding_param: None,
+            address_list: None,
+            reply: None,
+        }
+    }
+}
+
 /// What every trigger needs from the admin.
 #[derive(Clone)]
 pub struct TriggerEnv {
-    /// The database.
-    pub store: Store,
+    /// The database, reached through tasks of their own.
+    pub store: ActorStore,
     /// Global executor token (groups with their own token use that instead).
     pub access_token: String,
     /// Zone of jobs without their own (for FIX_DELAY/cron follow-ups).
@@ -150,7 +189,7 @@ pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool
     let count = triggers.len();
     let result = env
         .store
-        .detached(move |store| async move { prepare_in_db(&store, triggers, ahead).await })
+        .run(move |store| async move { prepare_in_db(&store, triggers, ahead).await })
         .await;
     match result {
         Ok(prepared) => prepared,
@@ -344,7 +383,7 @@ pub async fn resume_fix_delay(env: &TriggerEnv, job: &JobSchedule, ended: i64) {
     match crate::timing::next_fire_time(job.schedule_type, &job.schedule_conf, tz, ended) {
         Ok(Some(next)) => match env
             .store
-            .detached({
+            .run({
                 let id = job.id;
                 move |s| async move { s.resume_after_run(id, next).await }
             })

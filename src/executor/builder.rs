@@ -11,21 +11,27 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use actix_web::{web, HttpRequest};
 
-use super::admin::AdminLink;
+use super::admin_link::AdminLink;
 use super::builtin;
 use super::handler::{HandlerRegistry, IntoJobResult, JobHandler};
 use super::http::{self, ServiceState};
 use super::joblog::LogReader;
-use super::retention::LogCleaner;
-use super::router::{GetCensus, JobRouter, RunEnv, StopAccepting, StopAll};
-use super::server::ExecutorServer;
+use super::run::RunEnv;
 use super::JobContext;
-use crate::actors::executor_callback::{CallbackActor, CallbackTuning, Flush};
+use crate::actors::job_table::{GetCensus, JobTable, StopAccepting, StopAll};
+use crate::actors::log_cleaner::LogCleaner;
 use crate::actors::registrar::{Deregister, Registrar};
-use crate::config::{
-    ExecutorSettings, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH,
-};
+use crate::actors::result_sender::{CallbackTuning, Flush, ResultSender};
+#[cfg(feature = "admin")]
+use crate::config::ExecutorSettings;
 use crate::protocol::{unusable_token, AdminProtocol, MSG_SHUTDOWN_KILL};
+
+/// Default port of an executor's own server (XXL-JOB's).
+pub const DEFAULT_EXECUTOR_PORT: u16 = 9999;
+/// Default listen address of an executor's own server, which admins must reach.
+pub const DEFAULT_EXECUTOR_BIND: IpAddr = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+/// Default folder of run logs, script files and pending results.
+pub const DEFAULT_LOG_PATH: &str = "./data/joblogs";
 
 /// How long a shutdown waits for running jobs before killing them (HEAD waits 5 s).
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -77,6 +83,7 @@ pub struct ExecutorBuilder {
     bind: IpAddr,
     http_job_allow_private: bool,
     builtins: bool,
+    trim_memory: bool,
     shutdown_grace: Duration,
     registry_interval: Duration,
     callback: CallbackTuning,
@@ -104,6 +111,7 @@ impl Default for ExecutorBuilder {
             bind: DEFAULT_EXECUTOR_BIND,
             http_job_allow_private: false,
             builtins: false,
+            trim_memory: false,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             registry_interval: DEFAULT_REGISTRY_INTERVAL,
             callback: CallbackTuning::default(),
@@ -121,6 +129,7 @@ impl ExecutorBuilder {
     }
 
     /// A builder from the resolved settings of `jobwheel executor`.
+    #[cfg(feature = "admin")]
     pub fn from_settings(s: ExecutorSettings) -> Self {
         ExecutorBuilder {
             admin_addresses: s.admin_addresses,
@@ -137,6 +146,7 @@ impl ExecutorBuilder {
             insecure: s.insecure,
             bind: s.bind,
             http_job_allow_private: s.local.http_job_allow_private,
+            trim_memory: true,
             ..Self::default()
         }
     }
@@ -245,6 +255,14 @@ impl ExecutorBuilder {
         self
     }
 
+    /// After a burst of idle job workers is reaped, hand the process's free heap pages back to
+    /// the kernel (glibc's `malloc_trim`). Off by default: the allocator is the host service's;
+    /// `jobwheel executor` turns it on.
+    pub fn trim_memory_after_reaping(mut self, trim: bool) -> Self {
+        self.trim_memory = trim;
+        self
+    }
+
     /// How long shutdown lets running jobs finish before killing them.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
@@ -350,7 +368,7 @@ impl ExecutorBuilder {
 
     /// Starts the executor's actors (inside the current actix system) and returns its handle.
     ///
-    /// Nothing listens yet: call [`Executor::serve`] for an own port, or mount
+    /// Nothing listens yet: call `Executor::serve` for an own port, or mount
     /// [`Executor::configure`]/[`Executor::scope`] in an app and call [`Executor::start_registration`].
     pub fn build(mut self) -> Result<Executor, ExecutorError> {
         self.validate()?;
@@ -388,12 +406,12 @@ impl ExecutorBuilder {
             let link = link.clone();
             let base = self.log_path.clone();
             let tuning = self.callback.clone();
-            Supervisor::start_in_arbiter(&handle, move |_| CallbackActor::new(link, &base, tuning))
+            Supervisor::start_in_arbiter(&handle, move |_| ResultSender::new(link, &base, tuning))
         };
         let env = Arc::new(RunEnv {
             log_base: self.log_path.clone(),
             runtime: runtime.handle().clone(),
-            callback: callback.clone(),
+            results: callback.clone(),
             idle_timeout: self.idle_timeout,
             live_workers: AtomicUsize::new(0),
         });
@@ -412,10 +430,10 @@ impl ExecutorBuilder {
         if let Some(exposure) = exposure.as_ref().filter(|_| self.port != 0) {
             exposure.warn(&self.app_name, self.port);
         }
-        let router = {
+        let jobs = {
             let handlers = handlers.clone();
-            let glue = self.glue_enabled;
-            Supervisor::start_in_arbiter(&handle, move |_| JobRouter::new(handlers, env, glue))
+            let (glue, trim) = (self.glue_enabled, self.trim_memory);
+            Supervisor::start_in_arbiter(&handle, move |_| JobTable::new(handlers, env, glue, trim))
         };
         {
             let base = self.log_path.clone();
@@ -427,7 +445,7 @@ impl ExecutorBuilder {
             access_token: self.access_token.as_deref().map(Arc::from),
             logs: Arc::new(LogReader::new(&self.log_path)),
             link: link.clone(),
-            router: router.clone(),
+            jobs: jobs.clone(),
         };
         Ok(Executor {
             inner: Arc::new(Inner {
@@ -441,7 +459,7 @@ impl ExecutorBuilder {
                 registry_interval: self.registry_interval,
                 shutdown_grace: self.shutdown_grace,
                 state,
-                router,
+                jobs,
                 callback,
                 registrar: OnceLock::new(),
                 shut_down: AtomicBool::new(false),
@@ -513,8 +531,8 @@ struct Inner {
     registry_interval: Duration,
     shutdown_grace: Duration,
     state: ServiceState,
-    router: Addr<JobRouter>,
-    callback: Addr<CallbackActor>,
+    jobs: Addr<JobTable>,
+    callback: Addr<ResultSender>,
     registrar: OnceLock<Addr<Registrar>>,
     shut_down: AtomicBool,
     arbiter: Arbiter,
@@ -616,11 +634,6 @@ impl Executor {
         move |req: HttpRequest| Box::pin(http::not_found(req, state.clone()))
     }
 
-    /// Starts the executor's own HTTP server on its port (0: any free one) and registers it.
-    pub async fn serve(&self) -> Result<ExecutorServer, ExecutorError> {
-        ExecutorServer::start(self.clone()).await
-    }
-
     /// Starts registering `registered_address(port)` with the admins (once; later calls do nothing).
     pub fn start_registration(&self, port: u16) {
         let address = self.registered_address(port);
@@ -634,7 +647,7 @@ impl Executor {
 
     /// Refuses every further trigger (first step of [`shutdown`](Self::shutdown)).
     pub async fn stop_accepting(&self) {
-        let _ = self.inner.router.send(StopAccepting).await;
+        let _ = self.inner.jobs.send(StopAccepting).await;
     }
 
     /// Graceful stop: refuse triggers, let running jobs finish for the grace period, kill and report the
@@ -645,10 +658,10 @@ impl Executor {
         }
         let inner = &self.inner;
         log::info!("executor {} shutting down", inner.link.app_name);
-        let _ = inner.router.send(StopAccepting).await;
+        let _ = inner.jobs.send(StopAccepting).await;
         let deadline = Instant::now() + inner.shutdown_grace;
         let mut busy = 0;
-        while let Ok(census) = inner.router.send(GetCensus).await {
+        while let Ok(census) = inner.jobs.send(GetCensus).await {
             busy = census.busy;
             if busy == 0 || Instant::now() >= deadline {
                 break;
@@ -659,13 +672,13 @@ impl Executor {
             log::warn!("{busy} job(s) still running after the grace period; killing them");
         }
         let _ = inner
-            .router
+            .jobs
             .send(StopAll {
                 reason: MSG_SHUTDOWN_KILL.to_string(),
             })
             .await;
         let deadline = Instant::now() + REPORT_WAIT;
-        while let Ok(census) = inner.router.send(GetCensus).await {
+        while let Ok(census) = inner.jobs.send(GetCensus).await {
             if census.live == 0 || Instant::now() >= deadline {
                 break;
             }

@@ -9,9 +9,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt;
 use serde::Serialize;
 
-use super::admin::AdminLink;
+use super::admin_link::AdminLink;
 use super::joblog::LogReader;
-use super::router::{IdleBeat, JobRouter, Kill, Trigger};
+use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger};
 use crate::protocol::{
     check_trigger, constant_time_eq, decode, request_error, uri_not_found, AnyReturn,
     IdleBeatParam, Keyed, KillParam, LogParam, PayloadKey, ReturnT, TriggerParam,
@@ -33,7 +33,7 @@ pub(crate) struct ServiceState {
     pub(crate) logs: Arc<LogReader>,
     /// The admins, for the envelope key their answers showed they read.
     pub(crate) link: Arc<AdminLink>,
-    pub(crate) router: Addr<JobRouter>,
+    pub(crate) jobs: Addr<JobTable>,
 }
 
 /// The endpoints.
@@ -149,7 +149,7 @@ async fn handle(
                 Ok(p) => p,
                 Err(e) => return fail(request_error(&e.to_string())),
             };
-            match state.router.send(IdleBeat { job_id: p.job_id }).await {
+            match state.jobs.send(IdleBeat { job_id: p.job_id }).await {
                 Ok(true) => fail(MSG_JOB_BUSY),
                 Ok(false) => answer(&AnyReturn::success()),
                 Err(e) => fail(request_error(&format!("executor unavailable: {e}"))),
@@ -164,7 +164,7 @@ async fn handle(
                 log::info!("job {} log {}: trigger refused: {why}", p.job_id, p.log_id);
                 return fail(why);
             }
-            match state.router.send(Trigger(p)).await {
+            match state.jobs.send(RunTrigger(p)).await {
                 Ok(Ok(())) => answer(&AnyReturn::success()),
                 Ok(Err(why)) => fail(why),
                 Err(e) => fail(request_error(&format!("executor unavailable: {e}"))),
@@ -175,7 +175,7 @@ async fn handle(
                 Ok(p) => p,
                 Err(e) => return fail(request_error(&e.to_string())),
             };
-            match state.router.send(Kill { job_id: p.job_id }).await {
+            match state.jobs.send(Kill { job_id: p.job_id }).await {
                 Ok(true) => answer(&AnyReturn::success()),
                 Ok(false) => answer(&ReturnT::success_with(MSG_JOB_ALREADY_KILLED.to_string())),
                 Err(e) => fail(request_error(&format!("executor unavailable: {e}"))),

@@ -24,21 +24,22 @@
 
 #![warn(missing_docs)]
 
-pub mod admin;
+pub mod admin_link;
 mod builder;
 pub mod builtin;
 pub(crate) mod context;
-mod glue;
-mod handler;
+pub(crate) mod glue;
+pub(crate) mod handler;
 mod http;
 pub mod joblog;
 mod outbound;
-pub mod retention;
-pub(crate) mod router;
 pub(crate) mod run;
 mod server;
 
-pub use builder::{Executor, ExecutorBuilder, ExecutorError};
+pub use builder::{
+    Executor, ExecutorBuilder, ExecutorError, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT,
+    DEFAULT_LOG_PATH,
+};
 pub use context::JobContext;
 pub use handler::{IntoJobResult, JobHandler, JobResult};
 pub use server::{shutdown_signal, ExecutorServer};

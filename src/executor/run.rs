@@ -2,8 +2,11 @@
 
 use std::any::Any;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
+
+use actix::Addr;
 
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
@@ -11,6 +14,21 @@ use tokio::task::JoinHandle;
 use super::context::JobContext;
 use super::glue::{self, ScriptSpec};
 use super::handler::{HandlerFn, JobHandler, JobResult};
+use crate::actors::result_sender::ResultSender;
+
+/// Everything a job's worker needs besides its own work; shared by all workers of an executor.
+pub struct RunEnv {
+    /// Base folder of run logs and script files.
+    pub log_base: PathBuf,
+    /// Where user code runs (never the arbiters of the executor's actors).
+    pub runtime: Handle,
+    /// Where results go.
+    pub results: Addr<ResultSender>,
+    /// How long a worker may idle before it is reaped.
+    pub idle_timeout: Duration,
+    /// Workers alive (started and not yet stopped), for shutdown.
+    pub live_workers: AtomicUsize,
+}
 
 /// How long a cancelled run may take to wind down before its result is reported anyway.
 const STOP_GRACE: Duration = Duration::from_millis(900);

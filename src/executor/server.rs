@@ -18,8 +18,15 @@ pub struct ExecutorServer {
     executor: Executor,
 }
 
+impl Executor {
+    /// Starts the executor's own HTTP server on its port (0: any free one) and registers it.
+    pub async fn serve(&self) -> Result<ExecutorServer, ExecutorError> {
+        ExecutorServer::start(self.clone()).await
+    }
+}
+
 impl ExecutorServer {
-    pub(crate) async fn start(executor: Executor) -> Result<Self, ExecutorError> {
+    async fn start(executor: Executor) -> Result<Self, ExecutorError> {
         let bind = (executor.bind(), executor.port());
         let listener = TcpListener::bind(bind).map_err(|source| ExecutorError::Io {
             what: format!("cannot listen on {}:{}", bind.0, bind.1),

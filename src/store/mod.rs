@@ -268,23 +268,6 @@ impl Store {
         on_pool!(self, pool => pool.close().await)
     }
 
-    /// Runs `work` as its own tokio task and waits for it.
-    ///
-    /// Actors run their futures on an arbiter's local task set, which is dropped outside any
-    /// runtime context when the arbiter stops; a pooled connection dropped there panics in
-    /// sqlx's `Drop` and aborts the process. A tokio task is dropped inside its runtime instead,
-    /// so actor code reaches the database through this.
-    pub async fn detached<T, F, Fut>(&self, work: F) -> StoreResult<T>
-    where
-        F: FnOnce(Store) -> Fut,
-        Fut: std::future::Future<Output = StoreResult<T>> + Send + 'static,
-        T: Send + 'static,
-    {
-        detach(work(self.clone()))
-            .await
-            .unwrap_or_else(|e| Err(StoreError::Task(e)))
-    }
-
     /// The statement in this backend's placeholder style (`?` is rewritten to `$n` for PostgreSQL).
     pub(crate) fn sql<'a>(&self, sql: impl Into<Cow<'a, str>>) -> Cow<'a, str> {
         let sql = sql.into();
@@ -295,14 +278,36 @@ impl Store {
     }
 }
 
-/// Runs a database future as its own tokio task (see [`Store::detached`] for why); `Err` when the
-/// task panicked or was cancelled.
-pub async fn detach<T, Fut>(work: Fut) -> Result<T, String>
-where
-    Fut: std::future::Future<Output = T> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::spawn(work).await.map_err(|e| e.to_string())
+/// The database as actors reach it: the only way in is [`ActorStore::run`], which runs the
+/// work as a tokio task of its own.
+///
+/// Actors run their futures on an arbiter's local task set, which is dropped outside any
+/// runtime context when the arbiter stops; a pooled connection dropped there panics in sqlx's
+/// `Drop` and aborts the process. A tokio task is dropped inside its runtime instead. Actors are
+/// given this handle rather than a [`Store`], so the rule is kept by the types, not by comments.
+#[derive(Clone)]
+pub struct ActorStore {
+    store: Store,
+}
+
+impl ActorStore {
+    /// The handle actors are built with.
+    pub fn new(store: Store) -> Self {
+        ActorStore { store }
+    }
+
+    /// Runs `work` on the store as a task of its own and waits for it; a task that panicked or
+    /// was cancelled at shutdown is [`StoreError::Task`].
+    pub async fn run<T, F, Fut>(&self, work: F) -> StoreResult<T>
+    where
+        F: FnOnce(Store) -> Fut,
+        Fut: std::future::Future<Output = StoreResult<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        tokio::spawn(work(self.store.clone()))
+            .await
+            .unwrap_or_else(|e| Err(StoreError::Task(e.to_string())))
+    }
 }
 
 /// `mariadb://` is accepted as a synonym; the driver only knows `mysql://`.

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use std::collections::HashSet;
 
 use super::AppState;
-use crate::actors::callback::{ReportResults, ResultScope};
 use crate::actors::registry::{Register, Unregister};
+use crate::actors::result_intake::{ReportResults, ResultScope};
 use crate::model::unstorable;
 use crate::protocol::{
     constant_time_eq, decode_callbacks, AnyReturn, ReturnT, ACCESS_TOKEN_HEADER, APP_NAME_HEADER,

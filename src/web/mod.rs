@@ -5,9 +5,9 @@ use std::sync::Arc;
 use actix::Addr;
 use actix_web::web;
 
-use crate::actors::callback::CallbackActor;
 use crate::actors::dispatch::Dispatcher;
 use crate::actors::registry::RegistryActor;
+use crate::actors::result_intake::ResultIntake;
 use crate::config::AdminSettings;
 use crate::store::Store;
 
@@ -28,7 +28,7 @@ pub struct AppState {
     /// Executor registrations.
     pub registry: Addr<RegistryActor>,
     /// Run results.
-    pub callbacks: Addr<CallbackActor>,
+    pub callbacks: Addr<ResultIntake>,
     /// Triggers (manual, API).
     pub dispatcher: Addr<Dispatcher>,
     /// The admin's settings (time zone, retention, ...).

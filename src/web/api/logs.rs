@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::{load_job, paging, trigger_env, ApiExecutorClient, Page};
-use crate::actors::callback::{complete_one, CallbackOutcome};
+use crate::actors::result_intake::{complete_one, CallbackOutcome};
 use crate::actors::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::executor_client::Credentials;

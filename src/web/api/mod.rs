@@ -34,6 +34,7 @@ use serde::Serialize;
 use crate::actors::trigger::TriggerEnv;
 use crate::executor_client::ExecutorClient;
 use crate::model::{JobGroup, JobInfo};
+use crate::store::ActorStore;
 use crate::web::AppState;
 
 pub mod auth;
@@ -168,7 +169,7 @@ async fn load_job(state: &AppState, principal: &Principal, id: i32) -> ApiResult
 /// What result completion needs (kill uses the callback path).
 fn trigger_env(state: &AppState) -> TriggerEnv {
     TriggerEnv {
-        store: state.store.clone(),
+        store: ActorStore::new(state.store.clone()),
         access_token: state.access_token.clone(),
         default_tz: state.settings.timezone,
         admin_address: String::new(),

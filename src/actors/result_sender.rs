@@ -1,4 +1,4 @@
-//! The executor's `CallbackActor`: batches run results to the admins, one request in flight at a time so
+//! The executor's `ResultSender`: batches run results to the admins, one request in flight at a time so
 //! results arrive in order; a batch no admin accepted is kept in `{log-path}/callbacklogs/` and retried.
 //!
 //! Batch files are `callback-{epochMs}-{uuid}.json`, each a JSON array of
@@ -14,7 +14,7 @@ use actix::prelude::*;
 use tokio::sync::oneshot;
 
 use crate::clock::now_ms;
-use crate::executor::admin::{self, AdminLink};
+use crate::executor::admin_link::{self, AdminLink};
 use crate::protocol::{decode_callbacks, encode_callbacks, AdminProtocol, HandleCallbackParam};
 
 /// Folder of batches waiting for an admin (HEAD's name).
@@ -55,7 +55,7 @@ pub struct PushCallback(pub HandleCallbackParam);
 pub struct Flush;
 
 /// Batches results and posts them to the admins.
-pub struct CallbackActor {
+pub struct ResultSender {
     link: Arc<AdminLink>,
     dir: PathBuf,
     tuning: CallbackTuning,
@@ -68,10 +68,10 @@ pub struct CallbackActor {
     flushed: Vec<oneshot::Sender<()>>,
 }
 
-impl CallbackActor {
+impl ResultSender {
     /// An actor posting to `link`, keeping failed batches under `{log_base}/callbacklogs/`.
     pub fn new(link: Arc<AdminLink>, log_base: &Path, tuning: CallbackTuning) -> Self {
-        CallbackActor {
+        ResultSender {
             link,
             dir: log_base.join(CALLBACK_DIR),
             tuning,
@@ -86,7 +86,7 @@ impl CallbackActor {
     }
 
     fn client(&mut self) -> awc::Client {
-        self.client.get_or_insert_with(admin::client).clone()
+        self.client.get_or_insert_with(admin_link::client).clone()
     }
 
     fn schedule(&mut self, ctx: &mut Context<Self>) {
@@ -197,7 +197,7 @@ impl CallbackActor {
     }
 }
 
-impl Actor for CallbackActor {
+impl Actor for ResultSender {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
@@ -211,7 +211,7 @@ impl Actor for CallbackActor {
 }
 
 /// Restarted by its supervisor if it ever stops; what was in flight is re-sent from the buffer or files.
-impl Supervised for CallbackActor {
+impl Supervised for ResultSender {
     fn restarting(&mut self, _: &mut Self::Context) {
         log::warn!("callback actor restarting");
         self.in_flight = false;
@@ -221,7 +221,7 @@ impl Supervised for CallbackActor {
     }
 }
 
-impl Handler<PushCallback> for CallbackActor {
+impl Handler<PushCallback> for ResultSender {
     type Result = ();
 
     fn handle(&mut self, PushCallback(item): PushCallback, ctx: &mut Self::Context) {
@@ -235,7 +235,7 @@ impl Handler<PushCallback> for CallbackActor {
     }
 }
 
-impl Handler<Flush> for CallbackActor {
+impl Handler<Flush> for ResultSender {
     type Result = ResponseFuture<()>;
 
     fn handle(&mut self, _: Flush, ctx: &mut Self::Context) -> Self::Result {

@@ -1,4 +1,4 @@
-//! CallbackActor: run results from executors into `job_log`, then child jobs and FIX_DELAY
+//! ResultIntake: run results from executors into `job_log`, then child jobs and FIX_DELAY
 //! follow-ups (XXL-JOB `JobCompleteHelper` + `XxlJobCompleter`).
 //!
 //! A result is stored once: the update only applies to a log without a result, so a duplicate
@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::model::{unstorable, ResultLog, ScheduleType, TriggerType};
 use crate::protocol::{HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
-use crate::store::{detach, LogResultRow};
+use crate::store::LogResultRow;
 
 /// XXL-JOB truncates `handle_msg` to this many characters.
 pub const HANDLE_MSG_MAX: usize = 15_000;
@@ -89,14 +89,14 @@ pub struct CallbackOutcome {
 }
 
 /// Completes logs; supervised.
-pub struct CallbackActor {
+pub struct ResultIntake {
     env: TriggerEnv,
     dispatcher: Addr<Dispatcher>,
     calls: Arc<CallGauge>,
     yield_max: Duration,
 }
 
-impl CallbackActor {
+impl ResultIntake {
     /// A callback actor writing through `env.store` and triggering children on `dispatcher`;
     /// it stores results once the calls counted by `calls` are done, or after `yield_max`.
     pub fn new(
@@ -105,7 +105,7 @@ impl CallbackActor {
         calls: Arc<CallGauge>,
         yield_max: Duration,
     ) -> Self {
-        CallbackActor {
+        ResultIntake {
             env,
             dispatcher,
             calls,
@@ -114,7 +114,7 @@ impl CallbackActor {
     }
 }
 
-impl Actor for CallbackActor {
+impl Actor for ResultIntake {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
@@ -123,13 +123,13 @@ impl Actor for CallbackActor {
     }
 }
 
-impl Supervised for CallbackActor {
+impl Supervised for ResultIntake {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         log::warn!("callback actor restarting");
     }
 }
 
-impl Handler<ReportResults> for CallbackActor {
+impl Handler<ReportResults> for ResultIntake {
     type Result = ResponseFuture<Result<CallbackOutcome, String>>;
 
     fn handle(&mut self, msg: ReportResults, _ctx: &mut Self::Context) -> Self::Result {
@@ -138,10 +138,7 @@ impl Handler<ReportResults> for CallbackActor {
         let (calls, yield_max) = (self.calls.clone(), self.yield_max);
         Box::pin(async move {
             calls.quiet(yield_max).await;
-            // a tokio task, not the arbiter's local set: see `Store::detached`
-            detach(async move { complete_batch(&env, &dispatcher, msg.items, &msg.scope).await })
-                .await
-                .and_then(|r| r)
+            complete_batch(&env, &dispatcher, msg.items, &msg.scope).await
         })
     }
 }
@@ -169,11 +166,11 @@ pub async fn complete_batch(
     items: Vec<HandleCallbackParam>,
     scope: &ResultScope,
 ) -> Result<CallbackOutcome, String> {
-    let store = &env.store;
     let mut outcome = CallbackOutcome::default();
     let ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
-    let logs: HashMap<i64, ResultLog> = store
-        .get_result_logs(&ids)
+    let logs: HashMap<i64, ResultLog> = env
+        .store
+        .run(move |s| async move { s.get_result_logs(&ids).await })
         .await
         .map_err(|e| e.to_string())?
         .into_iter()
@@ -247,8 +244,9 @@ pub async fn complete_batch(
     }
 
     let now = now_ms();
-    let stored = store
-        .complete_logs(&rows, now)
+    let stored = env
+        .store
+        .run(move |s| async move { s.complete_logs(&rows, now).await })
         .await
         .map_err(|e| e.to_string())?;
     for ((log, code, children, refused), stored) in pending.into_iter().zip(stored) {
@@ -324,7 +322,7 @@ mod tests {
         store.migrate().await.expect("migrations");
         let log_id = store.insert_log(&NewLog::sample()).await.expect("log row");
         let env = TriggerEnv {
-            store: store.clone(),
+            store: crate::store::ActorStore::new(store.clone()),
             access_token: "test-token".into(),
             default_tz: chrono_tz::UTC,
             admin_address: String::new(),
@@ -334,7 +332,7 @@ mod tests {
             Dispatcher::new(dispatch_settings(1, 1), env.clone(), calls.clone()).start();
         // a limit no test run reaches: only the end of the call lets the result through
         let actor =
-            CallbackActor::new(env, dispatcher, calls.clone(), Duration::from_secs(3600)).start();
+            ResultIntake::new(env, dispatcher, calls.clone(), Duration::from_secs(3600)).start();
         let handle_code = |store: Store| async move {
             store
                 .get_log(log_id)

@@ -1,20 +1,18 @@
-//! `JobRouter`: owns the jobId → `JobActor` map and applies reference §1.5 to each trigger
-//! (handler lookup, GLUE versioning, block strategy, de-dup), kill and idle beat.
+//! `JobTable`: owns the jobId → `JobActor` map and applies XXL-JOB's `/run` rules to each trigger
+//! (handler lookup, GLUE versioning, block strategy, de-dup by logId), kill and idle beat
+//! (`docs/protocol.md`, executor endpoints).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use tokio::runtime::Handle;
 
-use super::glue::ScriptSpec;
-use super::handler::HandlerRegistry;
-use super::run::Work;
-use crate::actors::executor_callback::CallbackActor;
 use crate::actors::job_thread::{JobActor, JobShared, Run, Stop};
+use crate::executor::glue::ScriptSpec;
+use crate::executor::handler::HandlerRegistry;
+use crate::executor::run::{RunEnv, Work};
 use crate::protocol::{
     glue_type_not_valid, handler_not_found, repeat_trigger, BlockStrategy, GlueType, TriggerParam,
     MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER, MSG_COVER_EARLY, MSG_DISCARD_LATER,
@@ -24,24 +22,10 @@ use crate::protocol::{
 /// Rejection while the executor shuts down, so the admin routes the trigger elsewhere.
 pub const MSG_SHUTTING_DOWN: &str = "executor is shutting down, trigger refused.";
 
-/// Everything a job's worker needs besides its own work; shared by all workers of an executor.
-pub struct RunEnv {
-    /// Base folder of run logs and script files.
-    pub log_base: PathBuf,
-    /// Where user code runs (never the arbiters of the executor's actors).
-    pub runtime: Handle,
-    /// Where results go.
-    pub callback: Addr<CallbackActor>,
-    /// How long a worker may idle before it is reaped.
-    pub idle_timeout: Duration,
-    /// Workers alive (started and not yet stopped), for shutdown.
-    pub live_workers: AtomicUsize,
-}
-
 /// `/run` and `/trigger`: queue a trigger or say why not.
 #[derive(Message)]
 #[rtype(result = "Result<(), String>")]
-pub struct Trigger(pub TriggerParam);
+pub struct RunTrigger(pub TriggerParam);
 
 /// `/kill`: stop the job's worker; answers whether one existed.
 #[derive(Message)]
@@ -93,10 +77,11 @@ struct Entry {
 }
 
 /// The executor's job table.
-pub struct JobRouter {
+pub struct JobTable {
     handlers: Arc<HandlerRegistry>,
     env: Arc<RunEnv>,
     glue_enabled: bool,
+    trim_memory: bool,
     accepting: bool,
     jobs: HashMap<i32, Entry>,
     next_serial: u64,
@@ -113,17 +98,20 @@ fn reap_period(idle_timeout: Duration) -> Duration {
     (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1))
 }
 
-impl JobRouter {
-    /// A router over the registered handlers.
+impl JobTable {
+    /// A table over the registered handlers; `trim_memory` hands freed memory back to the
+    /// kernel after a burst of workers is reaped (glibc's `malloc_trim`, the whole process's).
     pub(crate) fn new(
         handlers: Arc<HandlerRegistry>,
         env: Arc<RunEnv>,
         glue_enabled: bool,
+        trim_memory: bool,
     ) -> Self {
-        JobRouter {
+        JobTable {
             handlers,
             env,
             glue_enabled,
+            trim_memory,
             accepting: true,
             jobs: HashMap::new(),
             next_serial: 0,
@@ -170,7 +158,9 @@ impl JobRouter {
                 if act.jobs.capacity() > 4 * act.jobs.len().max(64) {
                     act.jobs.shrink_to_fit();
                 }
-                crate::allocator::release_free_memory();
+                if act.trim_memory {
+                    crate::allocator::release_free_memory();
+                }
             });
         }
     }
@@ -235,7 +225,7 @@ impl JobRouter {
     }
 }
 
-impl Actor for JobRouter {
+impl Actor for JobTable {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
@@ -250,7 +240,7 @@ impl Actor for JobRouter {
 }
 
 /// Restarted by its supervisor if it ever stops; the job table survives in the actor's fields.
-impl Supervised for JobRouter {
+impl Supervised for JobTable {
     fn restarting(&mut self, _: &mut Self::Context) {
         log::warn!(
             "job router restarting with {} job worker(s)",
@@ -259,10 +249,10 @@ impl Supervised for JobRouter {
     }
 }
 
-impl Handler<Trigger> for JobRouter {
+impl Handler<RunTrigger> for JobTable {
     type Result = Result<(), String>;
 
-    fn handle(&mut self, Trigger(p): Trigger, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, RunTrigger(p): RunTrigger, _: &mut Self::Context) -> Self::Result {
         let refused = |why: String| {
             log::info!("job {} log {}: trigger refused: {why}", p.job_id, p.log_id);
             Err(why)
@@ -311,7 +301,7 @@ impl Handler<Trigger> for JobRouter {
     }
 }
 
-impl Handler<Kill> for JobRouter {
+impl Handler<Kill> for JobTable {
     type Result = bool;
 
     fn handle(&mut self, msg: Kill, _: &mut Self::Context) -> bool {
@@ -323,7 +313,7 @@ impl Handler<Kill> for JobRouter {
     }
 }
 
-impl Handler<IdleBeat> for JobRouter {
+impl Handler<IdleBeat> for JobTable {
     type Result = bool;
 
     fn handle(&mut self, msg: IdleBeat, _: &mut Self::Context) -> bool {
@@ -333,7 +323,7 @@ impl Handler<IdleBeat> for JobRouter {
     }
 }
 
-impl Handler<StopAccepting> for JobRouter {
+impl Handler<StopAccepting> for JobTable {
     type Result = ();
 
     fn handle(&mut self, _: StopAccepting, _: &mut Self::Context) {
@@ -341,7 +331,7 @@ impl Handler<StopAccepting> for JobRouter {
     }
 }
 
-impl Handler<StopAll> for JobRouter {
+impl Handler<StopAll> for JobTable {
     type Result = usize;
 
     fn handle(&mut self, msg: StopAll, _: &mut Self::Context) -> usize {
@@ -353,7 +343,7 @@ impl Handler<StopAll> for JobRouter {
     }
 }
 
-impl Handler<GetCensus> for JobRouter {
+impl Handler<GetCensus> for JobTable {
     type Result = Census;
 
     fn handle(&mut self, _: GetCensus, _: &mut Self::Context) -> Census {

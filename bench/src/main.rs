@@ -2,20 +2,32 @@
 //! simulated executors speaking the real protocol over HTTP on 127.0.0.1) and prints figures.
 //!
 //! ```sh
-//! cargo build --release
+//! cargo build --release -p jobwheel -p jobwheel-bench
 //! target/release/jobwheel-bench precision --jobs 1000 --duration 30 --histogram docs/precision-histogram.svg
 //! target/release/jobwheel-bench throughput --database-url postgres://postgres@127.0.0.1/jobwheel_bench
 //! ```
 
-#[path = "../bench/mod.rs"]
-mod bench;
+mod common;
+mod db;
+mod executor;
+mod load;
+mod memory;
+mod precision;
+mod procs;
+mod scale;
+mod sim;
+mod startup;
+mod stats;
+mod throughput;
+mod transport;
+mod wire_server;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 
-use bench::common::Ctx;
+use crate::common::Ctx;
 
 /// Benchmarks of jobwheel: firing precision, throughput, memory, scale, executor, startup.
 #[derive(Parser, Debug)]
@@ -91,7 +103,7 @@ enum Scenario {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let bin = match bench::procs::jobwheel_binary() {
+    let bin = match procs::jobwheel_binary() {
         Ok(b) => b,
         Err(e) if args.scenario != Scenario::Scale && args.scenario != Scenario::Executor => {
             eprintln!("jobwheel-bench: {e}");
@@ -147,9 +159,9 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
     };
     match args.scenario {
         Scenario::Precision => {
-            bench::precision::run(
+            precision::run(
                 ctx,
-                &bench::precision::Options {
+                &precision::Options {
                     jobs: pick_n(args.jobs, 1_000, 50),
                     duration: pick(args.duration, 30, 5),
                     histogram: args.histogram.clone(),
@@ -158,9 +170,9 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             .await
         }
         Scenario::Throughput => {
-            bench::throughput::run(
+            throughput::run(
                 ctx,
-                &bench::throughput::Options {
+                &throughput::Options {
                     steps: args.steps.clone().unwrap_or_else(|| {
                         if smoke {
                             vec![50, 100]
@@ -175,9 +187,9 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             .await
         }
         Scenario::Memory => {
-            bench::memory::run(
+            memory::run(
                 ctx,
-                &bench::memory::Options {
+                &memory::Options {
                     jobs: pick_n(args.jobs, 100_000, 1_000),
                     rate: pick_n(args.rate, 5_000, 50),
                     duration: pick(args.duration, 15, 5),
@@ -190,9 +202,9 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             .await
         }
         Scenario::Scale => {
-            bench::scale::run(
+            scale::run(
                 ctx,
-                &bench::scale::Options {
+                &scale::Options {
                     sizes: args.sizes.clone().unwrap_or_else(|| {
                         if smoke {
                             vec![1_000, 10_000]
@@ -207,9 +219,9 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             .await
         }
         Scenario::Executor => {
-            bench::executor::run(
+            executor::run(
                 ctx,
-                &bench::executor::Options {
+                &executor::Options {
                     connections: args.connections,
                     duration: pick(args.duration, 10, 2),
                     jobs: pick_n(args.jobs, 1_000, 100) as i32,
@@ -217,6 +229,6 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             )
             .await
         }
-        Scenario::Startup => bench::startup::run(ctx, pick_n(args.runs, 5, 1)).await,
+        Scenario::Startup => startup::run(ctx, pick_n(args.runs, 5, 1)).await,
     }
 }
