@@ -1,12 +1,11 @@
 //! glibc malloc settings for a long-running process under a steady allocation churn.
 //!
-//! With glibc's defaults, the admin at 5,000 fires/s held 160-180 MiB resident while its live
-//! heap stayed near 70 MiB (heaptrack): freed blocks of the large, short-lived buffers of batch
-//! statements stayed in the per-thread arenas, because glibc raises its mmap threshold each
-//! time such a buffer is freed and only trims an arena above 128 KiB of free top space. A fixed
-//! 64 KiB mmap threshold returns large buffers to the kernel on free, and a 1 MiB trim threshold
-//! keeps arenas from growing back; the same run then held 90 MiB at the same CPU share
-//! (BENCHMARKS.md). `GLIBC_TUNABLES` cannot do this for a library user; the binary does it here.
+//! Invariant: blocks of 64 KiB and more are mmapped, so freeing one returns it to the kernel,
+//! and an arena gives its free top back once that exceeds 1 MiB. Setting them turns off glibc's
+//! dynamic thresholds, which rise each time a large buffer is freed and would keep the large,
+//! short-lived buffers of batch statements in the per-thread arenas, holding the resident size
+//! well above the live heap (measured: BENCHMARKS.md). `GLIBC_TUNABLES` cannot do this for a
+//! library user; the binary's entry point calls [`tune`].
 
 /// Applies the settings; a no-op on other C libraries, where the allocator decides.
 pub fn tune() {

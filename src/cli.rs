@@ -32,7 +32,7 @@ pub struct Cli {
 pub enum Command {
     /// Admin plus an in-process executor with demo handlers (the default)
     Standalone(StandaloneArgs),
-    /// The scheduling center: scheduler, web UI, REST API, executor API
+    /// The scheduling center: scheduler, REST API, executor API
     Admin(AdminArgs),
     /// A standalone executor for script jobs and the built-in handlers
     Executor(ExecutorArgs),
@@ -137,7 +137,8 @@ async fn run_standalone(settings: StandaloneSettings) -> Result<(), String> {
 }
 
 async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
-    let executor = crate::executor::ExecutorBuilder::from_settings(settings)
+    let executor = settings
+        .builder()
         .with_builtin_handlers()
         .build()
         .map_err(|e| e.to_string())?;

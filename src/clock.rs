@@ -2,9 +2,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// How late a tokio sleep can wake: its timer rounds deadlines up to whole milliseconds and the
-/// driver's `epoll_wait` timeout rounds up again, so sleeps wake 1–2.8 ms late (measured on the
-/// 2-core bench machine). Fires sleep to this much before their second, then yield until it.
+/// How long before its instant a fire stops sleeping and starts yielding: tokio's timer rounds
+/// a deadline up to whole milliseconds and the driver's `epoll_wait` timeout rounds up again,
+/// so a plain sleep wakes late; this slack covers both (measured: BENCHMARKS.md).
 const TIMER_SLACK: Duration = Duration::from_millis(3);
 
 /// Milliseconds since the Unix epoch, now.
@@ -20,8 +20,8 @@ pub fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// Sleeps until the wall clock reaches `at_ms` (epoch ms), waking within tens of microseconds
-/// of it rather than the 1–3 ms a plain timer gives; returns at once if it has passed.
+/// Sleeps until the wall clock reaches `at_ms` (epoch ms), waking just after it rather than when
+/// a rounded-up timer fires; returns at once if it has passed.
 ///
 /// The last [`TIMER_SLACK`] is spent yielding to the runtime, so other tasks on the thread run
 /// meanwhile; it costs at most that much CPU per call.

@@ -978,6 +978,38 @@ impl ExecutorSettings {
     }
 }
 
+impl ExecutorSettings {
+    /// The builder of the executor these settings describe (the binary's: it trims memory after
+    /// reaping, since the process's allocator is its own).
+    pub fn builder(self) -> crate::executor::ExecutorBuilder {
+        let mut b = crate::executor::Executor::builder()
+            .admin_addresses(self.admin_addresses)
+            .app_name(self.app_name)
+            .port(self.port)
+            .bind(self.bind)
+            .log_path(self.local.log_path)
+            .log_retention_days(self.log_retention_days)
+            .idle_timeout(self.local.idle_timeout)
+            .admin_protocol(self.admin_protocol)
+            .glue_enabled(self.local.glue_enabled)
+            .http_job_allow_private(self.local.http_job_allow_private)
+            .trim_memory_after_reaping(true);
+        if let Some(token) = self.access_token {
+            b = b.access_token(token);
+        }
+        if self.insecure {
+            b = b.insecure_no_access_token();
+        }
+        if let Some(address) = self.address {
+            b = b.address(address);
+        }
+        if let Some(ip) = self.ip {
+            b = b.ip(ip);
+        }
+        b
+    }
+}
+
 /// Validated settings of `jobwheel standalone`.
 #[derive(Debug, Clone)]
 pub struct StandaloneSettings {

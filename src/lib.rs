@@ -13,8 +13,10 @@ pub mod allocator;
 pub mod clock;
 pub mod protocol;
 
-// the executor library
+// the actors of both sides, each side's behind its feature
 pub mod actors;
+// the executor library
+#[cfg(feature = "executor")]
 pub mod executor;
 
 // the admin
@@ -29,7 +31,7 @@ pub mod config;
 #[cfg(feature = "admin")]
 pub mod executor_client;
 #[cfg(feature = "admin")]
-pub mod http1;
+pub mod http_pool;
 #[cfg(feature = "admin")]
 pub mod model;
 #[cfg(feature = "admin")]

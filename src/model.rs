@@ -342,7 +342,8 @@ impl JobInfo {
 }
 
 /// What storing a run's result needs of its log row and its job, read in one narrow query:
-/// callbacks arrive at the fire rate, and whole log and job rows cost twice the reading.
+/// callbacks arrive at the fire rate, and reading whole log and job rows costs more per callback
+/// (measured: BENCHMARKS.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultLog {
     /// The log row.

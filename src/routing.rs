@@ -1,12 +1,16 @@
-//! Executor selection: the ten routing strategies of XXL-JOB's admin (reference §3.8).
+//! Executor selection: the ten routing strategies of XXL-JOB's admin.
 //!
 //! [`Router`] holds the per-job state of ROUND, LEAST_FREQUENTLY_USED and
-//! LEAST_RECENTLY_USED. It does no I/O and reads no clock: the dispatch actor that owns it
-//! passes the time in, so there is no shared mutable state and no lock. Like XXL-JOB, every
-//! admin node has its own state.
+//! LEAST_RECENTLY_USED. It does no I/O and reads no clock: the caller passes the time in. Each
+//! trigger worker owns one router, shared by that worker's fire tasks through `Rc<RefCell<…>>`:
+//! mutable state shared on one thread only, borrowed for one synchronous [`Router::route`] call
+//! and never across an `.await`, so it needs no lock. A job's triggers always reach the same
+//! worker of a pool, so its state lives in one router per pool; like XXL-JOB, every admin node
+//! has its own.
 //!
-//! Every function here takes the address list as the registry monitor stores it: sorted
-//! ascending and without duplicates. FIRST and LAST rely on that order; XXL-JOB does too.
+//! The address list is the caller's: for an automatic group its live registrations, ordered by
+//! address; for a manual group the list as typed. FIRST and LAST take that order as it is, as
+//! XXL-JOB does.
 //!
 //! FAILOVER and BUSYOVER need the network, so [`Router::route`] only says which probe to run
 //! and [`probe_in_order`] runs it with a caller-supplied HTTP call.
@@ -137,7 +141,8 @@ impl<R: Rng> Router<R> {
 
     /// Decides the executor for one trigger of `job_id`, as far as that needs no network.
     ///
-    /// `addresses` must be sorted ascending; `now_ms` (epoch ms) drives the 24 h reset.
+    /// `addresses` in the caller's order (FIRST and LAST pick its ends); `now_ms` (epoch ms)
+    /// drives the 24 h reset.
     pub fn route(
         &mut self,
         strategy: RouteStrategy,

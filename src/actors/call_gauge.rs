@@ -1,12 +1,9 @@
 //! The admin's executor calls in flight, across every trigger worker, so work that can wait
 //! (writing trigger outcomes, storing results) yields to a second's burst of calls.
 //!
-//! Why: on a 2-core machine a burst of 1,000 `run` calls keeps both cores busy for tens of
-//! milliseconds, and a database write landing inside it delays the calls still going out.
-//! `perf` of the 1,000-job precision run put result storage (callbacks posted by the executors
-//! while the burst was still going out) in the burst's second half; the bench run with results
-//! posted outside the burst had its lateness p99 30-40 ms instead of 44-48 ms (BENCHMARKS.md).
-//! Fires are time-critical, outcomes and results are bookkeeping: the latter wait, boundedly.
+//! Why: a burst of `run` calls keeps the cores busy, and a database write landing inside it
+//! delays the calls still going out. Fires are time-critical, outcomes and results are
+//! bookkeeping: the latter wait, boundedly (measured: BENCHMARKS.md).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

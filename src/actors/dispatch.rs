@@ -2,7 +2,7 @@
 //!
 //! Triggers travel in batches ([`TriggerBatch`]; a single [`Trigger`] is a batch of one): the
 //! ring hands over each second's fires a second early, a worker prepares its share of a batch
-//! with a handful of statements (see `trigger::prepare_batch`), then calls each executor at the
+//! with a few batched statements (see `trigger::prepare_batch`), then calls each executor at the
 //! fire's own time and leaves the outcomes to its [`OutcomeWriter`].
 //!
 //! The [`Dispatcher`] (one per admin) sends each trigger to a [`TriggerWorker`] of the fast or the
@@ -10,7 +10,8 @@
 //! the pool; a job whose dispatches were slow (more than 10 over 500 ms in the current minute, as
 //! XXL-JOB counts) moves to the slow pool so it cannot hold up the others. Triggers of one job
 //! always go to the same worker of a pool, so that worker alone owns the job's routing state
-//! (ROUND counters, LFU/LRU maps).
+//! (ROUND counters, LFU/LRU maps): one [`Router`] per worker, shared by that worker's fire tasks
+//! on its own thread through `Rc<RefCell<…>>` and borrowed only for one synchronous route call.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -391,7 +392,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
             .map(|_| Outstanding(self.outstanding.clone()))
             .collect();
         // Tasks of their own, not `ctx.spawn`: an actor's context polls every future it holds on
-        // each wake-up, which made a burst of N triggers cost O(N²) polls (seen in `perf`).
+        // each wake-up, so a burst of N triggers would cost O(N²) polls.
         actix::spawn(async move {
             let mut triggers = msg.triggers;
             let replies: Vec<_> = triggers.iter_mut().map(|t| t.reply.take()).collect();
@@ -410,9 +411,10 @@ impl Handler<TriggerBatch> for TriggerWorker {
             }
             ready.sort_by_key(|(p, _)| p.schedule_time());
             if msg.ahead {
-                // Connections opened now, while the second before is quiet: opening 1,000 at the
-                // fire time made a first second (or one after 4 s idle) twice as late (`perf`).
-                // No more than the pool lets run at once: unused ones would expire and reopen.
+                // Connections opened now, while the second before is quiet: opening them at the
+                // fire time makes a burst late whenever none are open yet, in the first second
+                // or once idle ones expired (measured: BENCHMARKS.md). No more than the pool
+                // lets run at once: unused ones would expire and reopen.
                 let wants = expected_calls(ready.iter().map(|(p, _)| &**p));
                 let client = client.clone();
                 actix::spawn(async move {
@@ -422,7 +424,8 @@ impl Handler<TriggerBatch> for TriggerWorker {
                 });
             }
             // A fire's task is spawned only once it is due and holds a permit: a task's future
-            // is allocated whole at spawn, and thousands waiting at once cost tens of MiB.
+            // is allocated whole at spawn, so thousands spawned early would each hold a whole
+            // fire's state while they wait.
             for (p, reply) in ready {
                 let guard = guards.pop();
                 if msg.ahead {

@@ -89,10 +89,10 @@ pub struct JobTable {
 }
 
 /// After reaping, glibc keeps the freed actors' memory in its arenas; this long after the last
-/// reap of a burst it is handed back to the kernel, so an executor's RSS returns to idle.
+/// reap of a burst it is handed back to the kernel, so an executor's RSS falls back toward idle.
 const TRIM_AFTER_REAP: Duration = Duration::from_secs(2);
 
-/// How often the router looks for idle workers: a quarter of the idle timeout, between 50 ms and
+/// How often the table looks for idle workers: a quarter of the idle timeout, between 50 ms and
 /// 1 s, so a worker is reaped at most that long after its timeout.
 fn reap_period(idle_timeout: Duration) -> Duration {
     (idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1))
@@ -130,7 +130,7 @@ impl JobTable {
         }
     }
 
-    /// Stops every worker idle for the idle timeout. The router decides, on its own thread, so
+    /// Stops every worker idle for the idle timeout. The table decides, on its own thread, so
     /// no trigger can be queued to a worker between the check and the stop.
     fn reap_idle(&mut self, ctx: &mut Context<Self>) {
         let (timeout, now) = (self.env.idle_timeout, Instant::now());
@@ -154,7 +154,7 @@ impl JobTable {
             self.trim_pending = true;
             ctx.run_later(TRIM_AFTER_REAP, |act, _| {
                 act.trim_pending = false;
-                // a table sized for a burst keeps its buckets (1.2 MB after 10,000 jobs)
+                // a map grown for a burst keeps its buckets after the burst's workers are reaped
                 if act.jobs.capacity() > 4 * act.jobs.len().max(64) {
                     act.jobs.shrink_to_fit();
                 }
@@ -165,7 +165,8 @@ impl JobTable {
         }
     }
 
-    /// Reference §1.5 steps 0–4: which work this trigger needs, and the reason to replace the current worker.
+    /// XXL-JOB's `/run` steps: which work this trigger needs, and the reason to replace the current
+    /// worker (`docs/protocol.md`).
     fn resolve_work(&self, p: &TriggerParam) -> Result<(Work, Option<&'static str>), String> {
         let Some(glue) = p.glue_type_enum() else {
             return Err(glue_type_not_valid(&p.glue_type));
@@ -219,7 +220,7 @@ impl JobTable {
         let env = self.env.clone();
         env.live_workers.fetch_add(1, Ordering::SeqCst);
         let actor = JobActor::new(job_id, serial, work.clone(), shared.clone(), env);
-        // workers live on the router's arbiter: they only await, user code runs elsewhere
+        // workers live on the table's arbiter: they only await, user code runs elsewhere
         let addr = actor.start();
         self.jobs.insert(job_id, Entry { work, addr, shared });
     }
@@ -243,7 +244,7 @@ impl Actor for JobTable {
 impl Supervised for JobTable {
     fn restarting(&mut self, _: &mut Self::Context) {
         log::warn!(
-            "job router restarting with {} job worker(s)",
+            "job table restarting with {} job worker(s)",
             self.jobs.len()
         );
     }

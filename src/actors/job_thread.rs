@@ -66,7 +66,8 @@ impl Default for JobShared {
 
 impl JobShared {
     fn lock(&self) -> MutexGuard<'_, WorkerState> {
-        // the state stays consistent even if a holder panicked: every critical section is a few assignments
+        // the state stays consistent even if a holder panicked: every critical section is a
+        // few assignments
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -81,7 +82,8 @@ impl JobShared {
         self.lock().queued.insert(log_id)
     }
 
-    /// Marks the worker stopped: the running trigger is cancelled, queued ones will be reported unrun.
+    /// Marks the worker stopped: the running trigger is cancelled, queued ones will be reported
+    /// unrun.
     pub fn stop(&self, reason: &str) {
         let mut st = self.lock();
         if st.stop_reason.is_none() {
@@ -101,7 +103,7 @@ impl JobShared {
         let mut st = self.lock();
         st.queued.remove(&log_id);
         if st.queued.is_empty() {
-            // an idle worker keeps no table: 10,000 idle workers would hold 10,000 of them
+            // an idle worker keeps no table: with thousands of idle workers they would add up
             st.queued = HashSet::new();
         }
         match &st.stop_reason {
@@ -145,8 +147,9 @@ pub struct Run(pub TriggerParam);
 #[rtype(result = "()")]
 pub struct Stop;
 
-/// The worker of one job. It holds no idle timer of its own: the router reaps idle workers in
-/// one periodic pass (a timer per worker cost ~150 bytes each, with 10,000 workers alive).
+/// The worker of one job. It holds no idle timer of its own: the job table reaps idle workers in
+/// one periodic pass, since a timer per worker costs memory for every worker alive (measured:
+/// BENCHMARKS.md).
 pub struct JobActor {
     job_id: i32,
     serial: u64,

@@ -16,10 +16,15 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "executor")]
 pub mod job_table;
+#[cfg(feature = "executor")]
 pub mod job_thread;
+#[cfg(feature = "executor")]
 pub mod log_cleaner;
+#[cfg(feature = "executor")]
 pub mod registrar;
+#[cfg(feature = "executor")]
 pub mod result_sender;
 
 #[cfg(feature = "admin")]

@@ -1,10 +1,10 @@
 //! What the admin's monitor actors share: their settings and their pacing.
 //!
 //! The monitors ([`super::monitor_fail`], [`super::monitor_lost`], [`super::monitor_report`]) run
-//! a pass at start, then at each wall-clock multiple of their interval (XXL-JOB's aligned
-//! `CyclicThread`), so several admins scan at the same instants and the claims decide who
-//! works. A pass that fails (database down) is logged and tried again after a backoff that
-//! grows with each failure in a row.
+//! a pass at start, then [`PASS_OFFSET_MS`] past each wall-clock multiple of their interval
+//! (XXL-JOB's aligned `CyclicThread`), so several admins scan at the same instants and the
+//! claims decide who works. A pass that fails (database down) is logged and tried again after
+//! a backoff that grows with each failure in a row.
 
 use std::time::Duration;
 
@@ -66,8 +66,8 @@ pub fn until_aligned(interval: Duration, now_ms: i64) -> Duration {
 }
 
 /// How far past each aligned multiple a monitor pass runs: after the pre-read (250 ms) and the
-/// hand-over of the next second's fires (500 ms), away from the calls at the top of the second.
-/// At 0 the fail monitor's pass every 10 s fell on a second's burst of calls.
+/// hand-over of the next second's fires (500 ms), so a pass starts away from the calls at the
+/// top of the second (measured: BENCHMARKS.md).
 pub const PASS_OFFSET_MS: i64 = 700;
 
 /// Time until the next aligned pass, [`PASS_OFFSET_MS`] into its second, from the current clock.

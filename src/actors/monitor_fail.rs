@@ -1,5 +1,4 @@
-//! FailMonitor: retries and alarms for failed runs (XXL-JOB `JobFailMonitorHelper`, every 10 s;
-//! reference §3.11).
+//! FailMonitor: retries and alarms for failed runs (XXL-JOB `JobFailMonitorHelper`, every 10 s).
 //!
 //! Each pass reads failed logs whose `alarm_status` is 0 and claims each with a compare-and-set
 //! to -1, so one admin of a cluster handles it. For a claimed log:

@@ -1,10 +1,10 @@
 //! LostResultMonitor: a run accepted by an executor that has since gone (no registration), with
 //! no result after `--lost-result-timeout-secs` (XXL-JOB's 10 minutes), is marked failed
-//! (XXL-JOB `JobCompleteHelper`, every 60 s; reference §3.12).
+//! (XXL-JOB `JobCompleteHelper`, every 60 s).
 //!
 //! "Gone" is checked, not assumed: XXL-JOB takes a missing registration for a dead executor, so
 //! every run longer than 10 minutes on a manually listed executor (never registered) is marked
-//! lost while it still runs (reference §9 item 8). Here a candidate's executor is asked first:
+//! lost while it still runs (a known XXL-JOB problem). Here a candidate's executor is asked first:
 //! if it answers `beat` and its `idleBeat` says the job is running or queued, the run is left
 //! alone; if it does not answer, or says the job is idle there, the result is lost.
 //!

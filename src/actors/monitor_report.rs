@@ -1,5 +1,4 @@
-//! LogReportActor: daily run counts and log retention (XXL-JOB `JobLogReportHelper`, every 60 s;
-//! reference §3.14).
+//! LogReportActor: daily run counts and log retention (XXL-JOB `JobLogReportHelper`, every 60 s).
 //!
 //! Each pass counts the runs triggered today, yesterday and the day before (days begin at
 //! midnight in the admin's `--timezone`) into `job_log_report`, and drops expired sessions. With

@@ -1,16 +1,15 @@
 //! Batched recording of trigger outcomes: the outcomes of a burst of executor calls are written
-//! with one statement once the burst's calls are done, instead of one each.
+//! together once the burst's calls are done (one statement per chunk), instead of one each.
 //!
 //! One writer lives on each trigger worker's thread (it is `Rc`, not shared across threads);
 //! a fire waits until its outcome is stored, so a caller waiting for a trigger's report reads
 //! the row as the report describes it.
 //!
-//! The write waits for the admin's calls in flight to end (on every worker: [`CallGauge`])
-//! because a database write in the middle of a second's burst of calls competes with the calls
-//! still going out for the CPU (on SQLite the write runs in this process; `perf` of the
-//! 1,000-job precision run showed the 20 ms outcome writes inside each second's burst). Fewer,
-//! larger writes also held up better at 10,000 fires/s on PostgreSQL: the step was sustained in
-//! 2 of 2 back-to-back runs, against 0 of 2 with the 20 ms writer (BENCHMARKS.md).
+//! The write waits for the admin's calls in flight to end (on every worker: [`CallGauge`]), for
+//! at most `GATHER_MAX`, because a database write in the middle of a second's burst of calls
+//! competes for the CPU with the calls still going out (on SQLite the write runs in this
+//! process); fewer, larger writes also keep up with higher fire rates on a server database
+//! (measured: BENCHMARKS.md).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -25,10 +24,10 @@ use crate::store::ActorStore;
 
 /// The longest an outcome waits for the calls still in flight before it is written anyway.
 const GATHER_MAX: Duration = Duration::from_millis(200);
-/// A batch this large is written without waiting. At 500, a 10,000-job second's outcomes were
-/// written 500 at a time inside its own burst of calls: `perf` of that run had SQLite's thread
-/// take ~100 ms of CPU in the burst's first 200 ms. The bound only caps what one worker holds
-/// (under 1 KB a row); the store splits the write into statements of its own size.
+/// A batch this large is written without waiting. Large enough that a big second's outcomes
+/// are not written piecemeal inside its own burst of calls (measured: BENCHMARKS.md). The bound
+/// only caps what one worker holds (under 1 KB a row); the store splits the write into
+/// statements of its own size.
 const FULL: usize = 5_000;
 
 /// Gathers outcomes and writes them in batches.

@@ -97,7 +97,7 @@ pub struct ResultIntake {
 }
 
 impl ResultIntake {
-    /// A callback actor writing through `env.store` and triggering children on `dispatcher`;
+    /// A result intake writing through `env.store` and triggering children on `dispatcher`;
     /// it stores results once the calls counted by `calls` are done, or after `yield_max`.
     pub fn new(
         env: TriggerEnv,
@@ -119,13 +119,13 @@ impl Actor for ResultIntake {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(16_384);
-        log::info!("callback actor started");
+        log::info!("result intake started");
     }
 }
 
 impl Supervised for ResultIntake {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        log::warn!("callback actor restarting");
+        log::warn!("result intake restarting");
     }
 }
 

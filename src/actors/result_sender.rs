@@ -17,7 +17,7 @@ use crate::clock::now_ms;
 use crate::executor::admin_link::{self, AdminLink};
 use crate::protocol::{decode_callbacks, encode_callbacks, AdminProtocol, HandleCallbackParam};
 
-/// Folder of batches waiting for an admin (HEAD's name).
+/// Folder of batches waiting for an admin (XXL-JOB 3.5's name).
 pub const CALLBACK_DIR: &str = "callbacklogs";
 
 /// Batching and retry knobs.
@@ -213,7 +213,7 @@ impl Actor for ResultSender {
 /// Restarted by its supervisor if it ever stops; what was in flight is re-sent from the buffer or files.
 impl Supervised for ResultSender {
     fn restarting(&mut self, _: &mut Self::Context) {
-        log::warn!("callback actor restarting");
+        log::warn!("result sender restarting");
         self.in_flight = false;
         self.retrying = false;
         self.timer = None;

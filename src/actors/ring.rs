@@ -20,14 +20,14 @@ use crate::model::TriggerType;
 pub const SLOTS: usize = 60;
 /// Slots drained behind the current one: those a late tick may have skipped.
 const SLOTS_BEHIND: i64 = 2;
-/// Whole seconds ahead whose fires are handed over for preparation. One leaves a second's
-/// fires 999 ms to be prepared; a job stopped in that time still fires once (as in XXL-JOB,
-/// whose trigger does not re-check the status).
+/// Whole seconds ahead whose fires are handed over for preparation. With the tick at
+/// [`HAND_OVER_AT_MS`], one gives a second's fires at least half a second to be prepared; a job
+/// stopped in that time still fires once (as in XXL-JOB, whose trigger does not re-check the
+/// status).
 pub const LEAD_SECONDS: i64 = 1;
-/// Where in each second the tick falls. At the boundary itself the next second's preparation
-/// (a database write per fire) competed for the CPU with the current second's executor calls,
-/// which made those calls late (`perf` of the 1,000-job precision run: both cores busy with the
-/// two for the first 130 ms of every second). Halfway leaves either half a second.
+/// Where in each second the tick falls: halfway, away from the top of the second where cron
+/// fires (whole seconds) make their executor calls, so the next second's preparation (job
+/// reads, log inserts) does not compete with them for the CPU (measured: BENCHMARKS.md).
 pub const HAND_OVER_AT_MS: i64 = 500;
 
 /// One fire time in the ring.

@@ -1,4 +1,4 @@
-//! ScheduleActor: the pre-read loop (XXL-JOB `JobScheduleHelper` schedule thread, reference §3.2).
+//! ScheduleActor: the pre-read loop (XXL-JOB `JobScheduleHelper` schedule thread).
 //!
 //! Once a second, under the cluster lock, it reads the scheduled jobs due within the next 5 s
 //! (a bounded batch; it loops at once when the batch was full), handles misfires, computes next

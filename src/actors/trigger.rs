@@ -1,7 +1,7 @@
 //! Triggers, start to end (XXL-JOB `XxlJobTrigger.trigger` / `processTrigger`), in two steps.
 //!
 //! [`prepare_batch`] loads the jobs, groups and live executors of a whole batch and inserts its
-//! log rows with one statement; the ring does this a second ahead, so at the fire time only
+//! log rows in multi-row statements; the ring does this a second ahead, so at the fire time only
 //! [`fire_prepared`] is left: choose the executor, call `run`, and hand the outcome to a batched
 //! writer. XXL-JOB does these statements one by one per fire, at the fire time.
 
@@ -181,8 +181,9 @@ fn skipped(error: String) -> Prepared {
     })
 }
 
-/// Prepares a batch of triggers with a handful of statements whatever its size: one read of
-/// the jobs, one of each group and of each group's live executors, one multi-row log insert.
+/// Prepares a batch of triggers with a few statements rather than a few per trigger: reads of the
+/// jobs by chunks of ids, one of each group and of each group's live executors, and multi-row
+/// log inserts by chunks of rows.
 /// The log rows' trigger time is now, or for fires prepared `ahead` of their time that time.
 /// Results are in the order of `triggers`; replies are left to the caller.
 pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool) -> Vec<Prepared> {
@@ -353,7 +354,8 @@ pub async fn fire_prepared(
         };
         // Boxed: a fire's task lives on after its call, until its outcome is written, and a
         // task keeps the size of its largest state; inline, the call's state (HTTP client,
-        // connect, answer parsing) made each of the thousands waiting at 10,000 fires/s a few KB.
+        // connect, answer parsing) would stay in each of the thousands of tasks waiting for
+        // their outcome (measured: BENCHMARKS.md).
         let (code, outcome) = Box::pin(process(env, client, router, log_id, one)).await;
         report.log_ids.push(log_id);
         report.codes.push(code);

@@ -16,27 +16,11 @@ pub struct WebhookAlarm {
     client: awc::Client,
 }
 
-/// TLS for https webhooks: rustls with the ring provider and the Mozilla roots, so nothing
-/// depends on the system's OpenSSL or certificate store.
-fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
-}
-
 impl WebhookAlarm {
     /// A webhook channel whose calls give up after `timeout`.
     pub fn new(timeout: Duration) -> Self {
         let connector = awc::Connector::new().timeout(timeout);
-        let connector = match tls_config() {
+        let connector = match crate::http_pool::tls_config() {
             Ok(config) => connector.rustls_0_23(Arc::new(config)),
             Err(e) => {
                 log::error!("https webhooks are unavailable: cannot set up TLS: {e}");
@@ -103,7 +87,7 @@ mod tests {
 
     #[test]
     fn tls_is_available() {
-        assert!(tls_config().is_ok());
+        assert!(crate::http_pool::tls_config().is_ok());
     }
 
     #[actix_rt::test]

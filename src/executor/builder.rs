@@ -22,8 +22,6 @@ use crate::actors::job_table::{GetCensus, JobTable, StopAccepting, StopAll};
 use crate::actors::log_cleaner::LogCleaner;
 use crate::actors::registrar::{Deregister, Registrar};
 use crate::actors::result_sender::{CallbackTuning, Flush, ResultSender};
-#[cfg(feature = "admin")]
-use crate::config::ExecutorSettings;
 use crate::protocol::{unusable_token, AdminProtocol, MSG_SHUTDOWN_KILL};
 
 /// Default port of an executor's own server (XXL-JOB's).
@@ -33,7 +31,7 @@ pub const DEFAULT_EXECUTOR_BIND: IpAddr = IpAddr::V4(std::net::Ipv4Addr::UNSPECI
 /// Default folder of run logs, script files and pending results.
 pub const DEFAULT_LOG_PATH: &str = "./data/joblogs";
 
-/// How long a shutdown waits for running jobs before killing them (HEAD waits 5 s).
+/// How long a shutdown waits for running jobs before killing them (XXL-JOB 3.5 waits 5 s).
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// Registration beat, XXL-JOB's `BEAT_TIMEOUT`.
 const DEFAULT_REGISTRY_INTERVAL: Duration = Duration::from_secs(30);
@@ -126,29 +124,6 @@ impl ExecutorBuilder {
     /// admins); script jobs off, and an access token required.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// A builder from the resolved settings of `jobwheel executor`.
-    #[cfg(feature = "admin")]
-    pub fn from_settings(s: ExecutorSettings) -> Self {
-        ExecutorBuilder {
-            admin_addresses: s.admin_addresses,
-            app_name: s.app_name,
-            access_token: s.access_token,
-            address: s.address,
-            ip: s.ip,
-            port: s.port,
-            log_path: s.local.log_path,
-            log_retention_days: s.log_retention_days,
-            idle_timeout: s.local.idle_timeout,
-            admin_protocol: s.admin_protocol,
-            glue_enabled: s.local.glue_enabled,
-            insecure: s.insecure,
-            bind: s.bind,
-            http_job_allow_private: s.local.http_job_allow_private,
-            trim_memory: true,
-            ..Self::default()
-        }
     }
 
     /// Admin base URLs, tried in order (e.g. `http://127.0.0.1:8080/xxl-job-admin`).
@@ -686,7 +661,7 @@ impl Executor {
         }
         match tokio::time::timeout(REPORT_WAIT, inner.callback.send(Flush)).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => log::error!("callbacks not flushed: callback actor gone ({e})"),
+            Ok(Err(e)) => log::error!("callbacks not flushed: result sender gone ({e})"),
             Err(_) => log::warn!(
                 "callbacks still in flight at shutdown; unsent ones stay in callbacklogs/"
             ),

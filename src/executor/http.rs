@@ -21,7 +21,7 @@ use crate::protocol::{
 
 /// Largest request body, as the Java executor's aggregator allows.
 pub const MAX_BODY: usize = 5 * 1024 * 1024;
-/// Answer when `XXL-JOB-APPNAME` names another executor (HEAD's wording).
+/// Answer when `XXL-JOB-APPNAME` names another executor (XXL-JOB 3.5's wording).
 pub const MSG_APP_NAME_INVALID: &str = "invalid request, accessToken or appname invalid.";
 
 /// What the endpoints need; cloned into every route closure.

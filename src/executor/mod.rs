@@ -8,6 +8,7 @@
 //!     let executor = Executor::builder()
 //!         .admin_addresses(["http://127.0.0.1:8080"])
 //!         .app_name("my-service")
+//!         .access_token("the-admins-access-token") // printed by the admin at its first start
 //!         .handler("hello", |ctx: JobContext| async move {
 //!             ctx.log(format!("hello {}", ctx.param()));
 //!             JobResult::success()

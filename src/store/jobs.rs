@@ -214,11 +214,10 @@ impl Store {
     /// The jobs with these ids that exist, ordered by id within each chunk of ids.
     ///
     /// Ids go in chunks, which keeps every statement far below the backends' bound-parameter
-    /// limits (SQLite's 32,766 is the lowest) and bounds the raw rows held at once: a whole
-    /// second's jobs held as raw rows cost the admin tens of MB at 10,000 fires/s. Each chunk's
-    /// rows are fetched whole rather than streamed: on SQLite a streamed row is handed from the
-    /// connection's thread to the caller one at a time, which doubled the CPU per job read
-    /// (25.6 against 11.9 µs per row in chunks of 500).
+    /// limits (SQLite's 32,766 is the lowest) and bounds the raw rows held at once, rather than a
+    /// whole second's jobs. Each chunk's rows are fetched whole rather than streamed: on SQLite a
+    /// streamed row is handed from the connection's thread to the caller one at a time, which
+    /// costs more CPU per job read (measured: BENCHMARKS.md).
     pub async fn get_jobs(&self, ids: &[i32]) -> StoreResult<Vec<JobInfo>> {
         let mut jobs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(GET_JOBS_CHUNK) {
@@ -314,7 +313,8 @@ impl Store {
         Ok(done > 0)
     }
 
-    /// Saves a new script version on the job and in its history, keeping the newest `keep` versions.
+    /// Saves a new script version on the job and in its history, keeping the newest `keep`
+    /// versions.
     pub async fn save_glue(
         &self,
         job_id: i32,

@@ -2,8 +2,9 @@
 //!
 //! One [`Store`] API over three backends, chosen by the URL scheme: SQLite (embedded default,
 //! one admin), PostgreSQL and MySQL/MariaDB (several admins sharing one database). Statements
-//! are written once with `?` placeholders where the dialects agree; [`dialect`] holds the ones
-//! that differ, one implementation per backend.
+//! are written once with `?` placeholders where the dialects agree; where they differ, each
+//! backend has its own form: [`dialect`] for the short statements, and beside their callers for
+//! the batch writes (`log_batch`), the claim (`schedule`) and the scratch databases (`scratch`).
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -198,10 +199,9 @@ impl Store {
                     .busy_timeout(Duration::from_secs(10))
                     .row_buffer_size(SQLITE_ROW_BUFFER)
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
-                // SQLite has one writer, and the trigger path writes in batches: four
-                // connections sustain 10,000 fires/s as eight did, and each connection is a
-                // thread with its own allocator arena and page cache (RSS at 10,000/s:
-                // 217-229 MiB with eight, 143 MiB with four; BENCHMARKS.md)
+                // SQLite has one writer and the trigger path writes in batches, so a few
+                // connections carry the load as well as more would, and each one is a thread
+                // with its own allocator arena and page cache (measured: BENCHMARKS.md)
                 let pool = SqlitePoolOptions::new()
                     .max_connections(settings.max_connections.clamp(1, SQLITE_MAX_CONNECTIONS))
                     .acquire_timeout(settings.acquire_timeout)

@@ -51,11 +51,11 @@ fn new_state(u: &ScheduleUpdate) -> (i64, i64, i32) {
 
 /// SQLite/PostgreSQL: one UPDATE ... FROM a VALUES list, returning the ids it changed.
 ///
-/// SQLite's planner, without statistics, takes `trigger_status = 1` on the due index for a
-/// selective lookup and walked that index over every enabled job, probing the VALUES list per
-/// entry: a 1,000-job claim cost 145 ms at 1,000,000 jobs defined against 12 ms at 10,000. So
-/// on SQLite the ids drive the update (`id IN`, a primary-key lookup each) and the unary `+`
-/// keeps the status and fire-time checks off the index.
+/// On SQLite the ids drive the update (`id IN`, a primary-key lookup each) and the unary `+`
+/// keeps the status and fire-time checks off the index, so a claim costs per update, not per
+/// job defined. Why: SQLite's planner, without statistics, takes `trigger_status = 1` on the due
+/// index for a selective lookup and walks that index over every enabled job, probing the VALUES
+/// list per entry (measured: BENCHMARKS.md).
 fn claim_returning_sql(n: usize, backend: Backend) -> String {
     let row = "(CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS INTEGER))";
     let values = vec![row; n].join(", ");
@@ -127,9 +127,9 @@ fn due_job_from_row(row: &impl RowExt) -> StoreResult<DueJob> {
     })
 }
 
-/// Oldest fire time first: ordered by id (as XXL-JOB does), a pass slower than a second kept
-/// re-reading the low ids and starved the highest 1,000 of 10,000 once-a-second jobs into
-/// misfires. The order is also the index's, so the limit ends the scan.
+/// Oldest fire time first: ordered by id (as XXL-JOB does), a pass slower than a second would
+/// keep re-reading the low ids and starve the highest into misfires (measured: BENCHMARKS.md).
+/// The order is also the index's, so the limit ends the scan.
 const DUE_JOBS: &str =
     "WHERE trigger_status = ? AND trigger_next_time <= ? ORDER BY trigger_next_time LIMIT ?";
 const CLAIM: &str =
@@ -265,8 +265,8 @@ impl Store {
     }
 }
 
-/// Without its row, `FOR UPDATE` locks nothing and admins would double-schedule
-/// (XXL-JOB issues #2806, #1886): refuse to schedule instead.
+/// Without its row, `FOR UPDATE` locks nothing and admins would double-schedule, as XXL-JOB's
+/// do: refuse to schedule instead.
 fn lock_row_present<R>(row: Option<R>) -> StoreResult<()> {
     match row {
         Some(_) => Ok(()),
@@ -282,7 +282,7 @@ impl ScheduleTx {
     /// Scheduled jobs whose next fire time is at or before `before`, oldest first, at most `limit`.
     pub async fn due_jobs(&mut self, before: i64, limit: i64) -> StoreResult<Vec<DueJob>> {
         let sql = format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}");
-        // rows converted as they arrive: a pass's raw rows all at once cost tens of MB
+        // rows converted as they arrive, so a large pass never holds all its raw rows at once
         let mut jobs = Vec::new();
         on_tx!(self, &sql, |tx, stmt| {
             let mut rows = sqlx::query(stmt)

@@ -1,10 +1,10 @@
 //! Process-wide settings of the SQLite library, applied once before its first connection.
 //!
-//! SQLite keeps allocation statistics by default, under one global mutex taken on every
-//! malloc and free. sqlx runs each connection on a thread of its own, so under load the
-//! connection threads queued on that mutex (`perf`: `sqlite3Malloc` → `pthread_mutex_lock`
-//! and futex waits, the largest single cost of the admin during a second's burst of fires).
-//! jobwheel never reads those statistics.
+//! Invariant: SQLite's allocation statistics are off (unless another user of SQLite in the
+//! process initialized it first). They are kept by default under one global mutex taken on every
+//! malloc and free, and sqlx runs each connection on a thread of its own, so under load the
+//! connection threads queue on that mutex (measured: BENCHMARKS.md). jobwheel never reads
+//! those statistics.
 
 use std::sync::Once;
 

@@ -1,4 +1,4 @@
-//! Admin-UI users, their sessions and API tokens (`job_user`, `user_session`, `api_token`).
+//! The admin's users, their sessions and API tokens (`job_user`, `user_session`, `api_token`).
 
 use super::dialect::insert_returning_id;
 use super::rows::RowExt;

@@ -1,4 +1,4 @@
-//! The admin's HTTP surface: health, the executor-facing API, and (as they land) the REST API and UI.
+//! The admin's HTTP surface: health, the REST API and the executor-facing API.
 
 use std::sync::Arc;
 
