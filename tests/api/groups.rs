@@ -1,0 +1,135 @@
+//! REST API v1 groups: CRUD, validation, 409s, live addresses of AUTO groups.
+
+use serde_json::json;
+
+backends!(app: group_crud_and_validation, |app| {
+    let api = &app.api;
+    let res = api
+        .create_group(json!({
+            "appName": "billing-app",
+            "title": "Billing",
+            "addressType": "MANUAL",
+            "addressList": ["http://10.0.0.2:9999/", "http://10.0.0.1:9999/"],
+            "accessToken": "group-secret",
+        }))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let id = res.id();
+    assert_eq!(res.body["appName"], "billing-app");
+    assert_eq!(res.body["addressType"], "MANUAL");
+    assert_eq!(
+        res.body["addressList"],
+        json!(["http://10.0.0.2:9999/", "http://10.0.0.1:9999/"])
+    );
+    // the token is stored but never shown
+    assert_eq!(res.body["accessTokenSet"], true);
+    assert!(!res.body.to_string().contains("group-secret"));
+    let stored = app.store.get_group(id as i32).await.unwrap().unwrap();
+    assert_eq!(stored.access_token.as_deref(), Some("group-secret"));
+
+    let got = api.get_group(id).await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.body["title"], "Billing");
+    let list = api.list_groups().await;
+    assert_eq!(list.status, 200);
+    assert_eq!(list.body.as_array().unwrap().len(), 1);
+
+    // validation: 400 naming the field
+    let cases = [
+        (json!({"appName": "abc", "title": "t"}), "appName"),
+        (json!({"appName": "bad name!", "title": "t"}), "appName"),
+        (json!({"title": "t"}), "appName"),
+        (json!({"appName": "good-app", "title": " "}), "title"),
+        (
+            json!({"appName": "good-app", "title": "t", "addressType": "SOMETIMES"}),
+            "addressType",
+        ),
+        (
+            json!({"appName": "good-app", "title": "t", "addressType": "MANUAL"}),
+            "addressList",
+        ),
+        (
+            json!({"appName": "good-app", "title": "t", "addressType": "MANUAL", "addressList": ["10.0.0.1:9999"]}),
+            "addressList",
+        ),
+    ];
+    for (body, field) in cases {
+        let res = api.create_group(body.clone()).await;
+        assert_eq!(res.status, 400, "{body} -> {}", res.body);
+        assert_eq!(res.field(), field, "{body} -> {}", res.body);
+    }
+    let res = api
+        .create_group(json!({"appName": "good-app", "title": "t", "addressType": "SOMETIMES"}))
+        .await;
+    assert!(
+        res.error().contains("allowed: AUTO, MANUAL"),
+        "{}",
+        res.error()
+    );
+    // wrong JSON types answer serde's message
+    let res = api.create_group(json!({"appName": 5, "title": "t"})).await;
+    assert_eq!(res.status, 400);
+    assert!(res.error().contains("invalid type"), "{}", res.error());
+
+    // duplicate app name: 409, on create and on rename
+    let res = api
+        .create_group(json!({"appName": "billing-app", "title": "again"}))
+        .await;
+    assert_eq!(res.status, 409, "{}", res.body);
+    let other = app.group("other-app").await;
+    let res = api
+        .update_group(other, json!({"appName": "billing-app"}))
+        .await;
+    assert_eq!(res.status, 409, "{}", res.body);
+
+    // update keeps omitted fields; "" clears the token
+    let res = api
+        .update_group(id, json!({"title": "Billing v2", "accessToken": ""}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(res.body["title"], "Billing v2");
+    assert_eq!(res.body["addressType"], "MANUAL");
+    assert_eq!(res.body["accessTokenSet"], false);
+    assert_eq!(
+        api.update_group(9999, json!({"title": "x"})).await.status,
+        404
+    );
+    assert_eq!(api.get_group(9999).await.status, 404);
+
+    // a group used by jobs cannot be deleted; the message names the count
+    app.job(id, "one").await;
+    app.job(id, "two").await;
+    let res = api.delete_group(id).await;
+    assert_eq!(res.status, 409);
+    assert!(res.error().contains("2 job"), "{}", res.error());
+    assert_eq!(api.delete_group(other).await.status, 204);
+    assert_eq!(api.get_group(other).await.status, 404);
+    assert_eq!(api.delete_group(other).await.status, 404);
+});
+
+backends!(app: auto_groups_show_live_executors, |app| {
+    let api = &app.api;
+    let id = app.group("live-app").await;
+    assert_eq!(api.get_group(id).await.body["addressList"], json!([]));
+    let res = api
+        .register_executor("live-app", "http://127.0.0.1:9/")
+        .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.body["code"], 200, "{}", res.body);
+    api.register_executor("live-app", "http://127.0.0.1:8/")
+        .await;
+    api.register_executor("someone-else", "http://127.0.0.1:7/")
+        .await;
+    let res = api.get_group(id).await;
+    assert_eq!(
+        res.body["addressList"],
+        json!(["http://127.0.0.1:8/", "http://127.0.0.1:9/"])
+    );
+    let online = api.registry().await;
+    assert_eq!(online.status, 200);
+    let entries = online.body.as_array().unwrap();
+    assert_eq!(entries.len(), 3, "{}", online.body);
+    assert!(entries.iter().any(|e| e["appName"] == "someone-else"
+        && e["address"] == "http://127.0.0.1:7/"
+        && e["updateTime"].as_i64().unwrap_or_default() > 0));
+});

@@ -1,0 +1,13 @@
+//! The REST API end to end: an admin on a real database per test (SQLite, PostgreSQL, MySQL),
+//! a REST client, and a fake executor where a call reaches one.
+
+#[macro_use]
+#[path = "../kit/mod.rs"]
+mod kit;
+
+mod auth;
+mod groups;
+mod health;
+mod jobs;
+mod logs;
+mod scoped_store;

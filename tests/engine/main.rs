@@ -1,0 +1,15 @@
+//! The scheduling engine and its monitors end to end: an in-process admin on a real database
+//! (SQLite, PostgreSQL, MySQL), fake executors over real HTTP.
+
+#[macro_use]
+#[path = "../kit/mod.rs"]
+mod kit;
+
+#[path = "support.rs"]
+mod engine_support;
+
+mod monitor_email;
+mod monitor_fail;
+mod monitor_lost;
+mod monitor_report;
+mod scheduling;

@@ -1,0 +1,228 @@
+//! The log report and retention pass on SQLite, PostgreSQL and MySQL: daily counts for the last
+//! three days in the admin's zone, retention in batches that keeps recent rows, expired sessions.
+
+use std::time::Duration;
+
+use chrono_tz::Tz;
+use jobwheel::actors::monitor::MonitorSettings;
+use jobwheel::actors::monitor_report::{day_start, local_date, report_pass};
+use jobwheel::config::{AdminArgs, AdminSettings, ConfigFile};
+use jobwheel::model::{
+    AddressType, JobGroup, JobInfo, NewLog, Role, Session, TriggerOutcome, TriggerType, User,
+};
+use jobwheel::store::{LogFilter, Store};
+
+const DAY: i64 = 86_400_000;
+/// 2024-07-10T12:00:00Z
+const NOW: i64 = 1_720_612_800_000;
+
+fn settings(tz: &str, retention_days: u32, batch: i64) -> MonitorSettings {
+    let args = AdminArgs {
+        timezone: Some(tz.into()),
+        log_retention_days: Some(retention_days.to_string()),
+        ..Default::default()
+    };
+    let admin = AdminSettings::resolve(&args, &ConfigFile::none()).unwrap();
+    let mut m = MonitorSettings::from_admin(&admin);
+    m.retention_batch = batch;
+    m.retention_every = Duration::from_secs(24 * 3_600);
+    m
+}
+
+async fn fixture(store: &Store) -> (i32, i32) {
+    let g = store
+        .insert_group(&JobGroup {
+            id: 0,
+            app_name: "report".into(),
+            title: "report".into(),
+            address_type: AddressType::Auto,
+            address_list: vec![],
+            access_token: None,
+            update_time: 0,
+        })
+        .await
+        .unwrap();
+    let j = store
+        .insert_job(&JobInfo::new(g, "report job", "h"))
+        .await
+        .unwrap();
+    (g, j)
+}
+
+/// A log at `at`: `trigger` code (0 = not sent yet) and, if `handle` > 0, a result.
+async fn log_at(store: &Store, g: i32, j: i32, at: i64, trigger: i32, handle: i32) -> i64 {
+    let id = store
+        .insert_log(&NewLog {
+            job_group: g,
+            job_id: j,
+            trigger_type: TriggerType::Cron,
+            schedule_time: at,
+            trigger_time: at,
+            executor_handler: None,
+            executor_param: None,
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+        })
+        .await
+        .unwrap();
+    if trigger > 0 {
+        let outcome = TriggerOutcome {
+            trigger_code: trigger,
+            trigger_msg: "t".into(),
+            executor_address: Some("http://e/".into()),
+            executor_handler: "h".into(),
+            executor_param: String::new(),
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+        };
+        store.set_trigger_outcome(id, &outcome).await.unwrap();
+    }
+    if handle > 0 {
+        store.complete_log(id, handle, None, at + 10).await.unwrap();
+    }
+    id
+}
+
+async fn all_log_ids(store: &Store) -> Vec<i64> {
+    let (_, logs) = store
+        .list_logs(&LogFilter {
+            limit: 10_000,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = logs.iter().map(|l| l.id).collect();
+    ids.sort_unstable();
+    ids
+}
+
+backends!(db: daily_counts_follow_the_admin_zone, |db| {
+    let s = &db.store;
+    let (g, j) = fixture(s).await;
+    let tz: Tz = "Asia/Shanghai".parse().unwrap();
+    // in Shanghai NOW is 20:00 on July 10th; its day began at 2024-07-09T16:00Z
+    let today = day_start(tz, local_date(tz, NOW));
+    assert_eq!(today, NOW - 20 * 3_600_000);
+    log_at(s, g, j, today, 200, 200).await; // success, first instant of the day
+    log_at(s, g, j, today + 1_000, 200, 0).await; // running
+    log_at(s, g, j, today + 2_000, 0, 0).await; // not sent yet: running
+    log_at(s, g, j, today + 3_000, 500, 0).await; // trigger failed
+    log_at(s, g, j, today + 4_000, 200, 500).await; // run failed
+    log_at(s, g, j, today - 1, 200, 200).await; // yesterday's last instant
+    log_at(s, g, j, today - DAY - 1, 200, 502).await; // the day before yesterday
+    log_at(s, g, j, today - 3 * DAY, 200, 200).await; // outside the window
+
+    let report = report_pass(s, &settings("Asia/Shanghai", 0, 1_000), NOW, true)
+        .await
+        .unwrap();
+    assert!(!report.retention_ran, "retention 0 keeps logs forever");
+    let rows: Vec<(i64, i64, i64, i64)> = report
+        .reports
+        .iter()
+        .map(|r| (r.trigger_day, r.running_count, r.suc_count, r.fail_count))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (today, 2, 1, 2),
+            (today - DAY, 0, 1, 0),
+            (today - 2 * DAY, 0, 0, 1),
+        ]
+    );
+    let stored = s
+        .list_log_reports(today - 5 * DAY, today + DAY)
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 3);
+    assert_eq!(stored[2].trigger_day, today);
+    assert_eq!(
+        (
+            stored[2].running_count,
+            stored[2].suc_count,
+            stored[2].fail_count
+        ),
+        (2, 1, 2)
+    );
+    assert_eq!(stored[2].update_time, NOW);
+
+    // a second pass replaces the figures instead of adding rows
+    log_at(s, g, j, today + 5_000, 200, 200).await;
+    report_pass(s, &settings("Asia/Shanghai", 0, 1_000), NOW + 1, false)
+        .await
+        .unwrap();
+    let stored = s
+        .list_log_reports(today - 5 * DAY, today + DAY)
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 3);
+    assert_eq!(stored[2].suc_count, 2);
+    assert_eq!(s.count_logs(0, i64::MAX).await.unwrap().total, 9);
+});
+
+backends!(db: retention_deletes_old_logs_in_batches, |db| {
+    let s = &db.store;
+    let (g, j) = fixture(s).await;
+    // UTC, 30 days: everything triggered before 2024-06-10T00:00Z goes
+    let cutoff = day_start(Tz::UTC, local_date(Tz::UTC, NOW)) - 30 * DAY;
+    for i in 0..24 {
+        log_at(s, g, j, cutoff - DAY - i * 60_000, 200, 200).await;
+    }
+    log_at(s, g, j, cutoff - 1, 200, 500).await;
+    let mut kept = vec![
+        log_at(s, g, j, cutoff, 200, 200).await,
+        log_at(s, g, j, NOW - DAY, 200, 200).await,
+        log_at(s, g, j, NOW, 200, 0).await,
+    ];
+    kept.sort_unstable();
+
+    // not due: nothing deleted
+    let report = report_pass(s, &settings("UTC", 30, 10), NOW, false)
+        .await
+        .unwrap();
+    assert!(!report.retention_ran);
+    assert_eq!(all_log_ids(s).await.len(), 28);
+
+    let report = report_pass(s, &settings("UTC", 30, 10), NOW, true)
+        .await
+        .unwrap();
+    assert!(report.retention_ran);
+    assert_eq!(report.logs_deleted, 25);
+    assert_eq!(report.batches, 3, "25 rows in batches of 10");
+    assert_eq!(all_log_ids(s).await, kept);
+
+    // a second run finds nothing more
+    let report = report_pass(s, &settings("UTC", 30, 10), NOW, true)
+        .await
+        .unwrap();
+    assert_eq!((report.logs_deleted, report.batches), (0, 0));
+    assert_eq!(all_log_ids(s).await, kept);
+});
+
+backends!(db: expired_sessions_are_removed, |db| {
+    let s = &db.store;
+    let user = s
+        .insert_user(&User {
+            id: 0,
+            username: "u".into(),
+            password_hash: "x".into(),
+            role: Role::User,
+            permission: vec![],
+        })
+        .await
+        .unwrap();
+    for (hash, expire) in [("old", NOW - 1), ("now", NOW), ("live", NOW + DAY)] {
+        s.insert_session(&Session {
+            token_hash: hash.into(),
+            user_id: user,
+            created_time: NOW - DAY,
+            expire_time: expire,
+        })
+        .await
+        .unwrap();
+    }
+    let report = report_pass(s, &settings("UTC", 0, 1_000), NOW, false)
+        .await
+        .unwrap();
+    assert_eq!(report.sessions_deleted, 2);
+    assert!(s.get_session("live", NOW).await.unwrap().is_some());
+});

@@ -1,0 +1,117 @@
+//! Test databases: a fresh, private database per test on each backend, made with the store's
+//! scratch databases (a schema on PostgreSQL, a database on MySQL, a file for SQLite) and dropped
+//! when the test ends, even when it fails.
+//!
+//! SQLite always runs. PostgreSQL and MySQL run when `JOBWHEEL_TEST_PG_URL` /
+//! `JOBWHEEL_TEST_MYSQL_URL` name a server database; with `CI` set, a missing or unreachable
+//! server is a failure, not a skip.
+
+use std::path::PathBuf;
+
+use jobwheel::store::{Backend, PoolSettings, Store};
+
+/// Environment variable with the PostgreSQL test server URL.
+pub const PG_ENV: &str = "JOBWHEEL_TEST_PG_URL";
+/// Environment variable with the MySQL/MariaDB test server URL.
+pub const MYSQL_ENV: &str = "JOBWHEEL_TEST_MYSQL_URL";
+
+/// A private database for one test; dropped by [`TestDb::drop_db`], or by its drop guard.
+pub struct TestDb {
+    /// URL that reaches exactly this test's database.
+    pub url: String,
+    /// Connected, migrated store.
+    pub store: Store,
+    backend: Backend,
+    /// The server and the scratch database's name, until it is dropped.
+    scratch: Option<(String, String)>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// The server URL for a backend, or `None` to skip; panics under CI when it is missing.
+fn server_url(backend: Backend) -> Option<String> {
+    let var = match backend {
+        Backend::Sqlite => return Some(String::new()),
+        Backend::Postgres => PG_ENV,
+        Backend::MySql => MYSQL_ENV,
+    };
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!(
+                "CI is set but {var} is not: the {} tests cannot run",
+                backend.name()
+            )
+        }
+        _ => {
+            eprintln!("skipping {} test: {var} is not set", backend.name());
+            None
+        }
+    }
+}
+
+impl TestDb {
+    /// A fresh migrated database on `backend`, or `None` when that backend is not configured.
+    pub async fn create(backend: Backend) -> Option<TestDb> {
+        let server = server_url(backend)?;
+        let (url, scratch, dir) = match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let path: PathBuf = dir.path().join("test.db");
+                (format!("sqlite://{}", path.display()), None, Some(dir))
+            }
+            _ => {
+                let name = format!("jw_{}", uuid::Uuid::new_v4().simple());
+                let url = Store::create_scratch_database(&server, &name)
+                    .await
+                    .unwrap_or_else(|e| panic!("cannot create a test database on {server}: {e}"));
+                (url, Some((server, name)), None)
+            }
+        };
+        let settings = PoolSettings {
+            max_connections: 5,
+            ..PoolSettings::default()
+        };
+        let store = Store::connect(&url, &settings)
+            .await
+            .unwrap_or_else(|e| panic!("connect to test database {url}: {e}"));
+        store.migrate().await.expect("migrate test database");
+        Some(TestDb {
+            url,
+            store,
+            backend,
+            scratch,
+            _dir: dir,
+        })
+    }
+
+    /// Which backend it is on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Closes the pool and removes the database (SQLite's folder goes with `self`).
+    pub async fn drop_db(mut self) {
+        self.store.close().await;
+        if let Some((server, name)) = self.scratch.take() {
+            let _ = Store::drop_scratch_database(&server, &name).await;
+        }
+    }
+}
+
+impl Drop for TestDb {
+    /// A test that failed before [`TestDb::drop_db`] still leaves no database behind: the drop
+    /// runs on a thread and runtime of its own, since this may run inside async code.
+    fn drop(&mut self) {
+        if let Some((server, name)) = self.scratch.take() {
+            let _ = std::thread::spawn(move || {
+                if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    let _ = rt.block_on(Store::drop_scratch_database(&server, &name));
+                }
+            })
+            .join();
+        }
+    }
+}
