@@ -1,7 +1,7 @@
 //! The admin's calls to executors: `run`/`trigger`, `beat`, `idleBeat`, `kill`, `log`.
 //!
-//! One [`ExecutorClient`] per arbiter/thread (its connections are tasks of that thread); it
-//! keeps them alive between calls, plain or TLS. Every answer is read as XXL-JOB's envelope, whichever of `content`/`data`
+//! One [`ExecutorClient`] per arbiter/thread (awc clients are not `Send`); it keeps connections
+//! alive between calls. Every answer is read as XXL-JOB's envelope, whichever of `content`/`data`
 //! carries the payload.
 
 use std::cell::RefCell;
@@ -9,11 +9,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::http_pool::{HttpPool, Target};
+use crate::http1::{Http1Client, HttpTarget, BODY_MAX};
 use crate::protocol::{
     AdminProtocol, AnyReturn, IdleBeatParam, KillParam, LogParam, LogResult, ReturnT, TriggerParam,
     ACCESS_TOKEN_HEADER, APP_NAME_HEADER, FAIL_CODE,
@@ -39,11 +38,13 @@ const TARGETS_KEPT: usize = 1_024;
 
 /// HTTP client for executor calls; create one per thread and reuse it.
 pub struct ExecutorClient {
-    /// Keep-alive connections, plain and TLS.
-    pool: HttpPool,
-    /// Each address as parsed (`None`: not an http(s) address). Parsing a URL for every call
-    /// costs more than the call's own framing.
-    targets: RefCell<HashMap<String, Option<Rc<Target>>>>,
+    /// Plain `http://` executors: one write per request, pooled connections.
+    plain: Http1Client,
+    /// Everything else (`https://`, with the Mozilla roots).
+    http: awc::Client,
+    /// Each address as parsed for the plain client (`None`: left to awc), since parsing a URL
+    /// (IDNA host processing included) costs more than the call's own framing.
+    targets: RefCell<HashMap<String, Option<Rc<HttpTarget>>>>,
 }
 
 impl Default for ExecutorClient {
@@ -55,18 +56,35 @@ impl Default for ExecutorClient {
 impl ExecutorClient {
     /// A client whose calls give up after `timeout`.
     pub fn new(timeout: Duration) -> Self {
+        // Executors answer where they are asked: no redirects to follow, so no redirect layer
+        // (it clones every request's headers), and no Date/User-Agent headers to format per call.
+        let connector = awc::Connector::new().timeout(timeout).limit(0);
+        let connector = match crate::tls::client_config() {
+            Ok(config) => connector.rustls_0_23(std::sync::Arc::new(config)),
+            Err(e) => {
+                log::error!("https executors are unreachable: cannot set up TLS: {e}");
+                connector
+            }
+        };
+        let http = awc::Client::builder()
+            .disable_redirects()
+            .no_default_headers()
+            .timeout(timeout)
+            .connector(connector)
+            .finish();
         ExecutorClient {
-            pool: HttpPool::new(timeout),
+            plain: Http1Client::new(timeout),
+            http,
             targets: RefCell::new(HashMap::new()),
         }
     }
 
-    /// `address` parsed, from the cache when seen before.
-    fn target_of(&self, address: &str) -> Option<Rc<Target>> {
+    /// `address` parsed for the plain client, from the cache when seen before.
+    fn target_of(&self, address: &str) -> Option<Rc<HttpTarget>> {
         if let Some(known) = self.targets.borrow().get(address) {
             return known.clone();
         }
-        let parsed = Target::parse(address).map(Rc::new);
+        let parsed = HttpTarget::parse(address).map(Rc::new);
         let mut targets = self.targets.borrow_mut();
         if targets.len() >= TARGETS_KEPT {
             targets.clear();
@@ -84,14 +102,49 @@ impl ExecutorClient {
         body: Option<&B>,
     ) -> Result<AnyReturn, String> {
         let url = join_url(address, path);
-        let Some(target) = self.target_of(address) else {
-            return Err(format!("{url}: not an http(s) executor address"));
+        if let Some(target) = self.target_of(address) {
+            return self.call_plain(&target, &url, path, creds, body).await;
+        }
+        let mut req = self
+            .http
+            .post(&url)
+            .insert_header(("Content-Type", "application/json;charset=UTF-8"));
+        if let Some(token) = &creds.access_token {
+            req = req.insert_header((ACCESS_TOKEN_HEADER, token.as_str()));
+        }
+        if let Some(app) = &creds.app_name {
+            req = req.insert_header((APP_NAME_HEADER, app.as_str()));
+        }
+        let sent = match body {
+            Some(b) => {
+                let json = serde_json::to_vec(b).map_err(|e| e.to_string())?;
+                req.send_body(json).await
+            }
+            None => req.send().await,
         };
+        let mut res = sent.map_err(|e| format!("{url}: {e}"))?;
+        let bytes = res
+            .body()
+            .limit(BODY_MAX)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        read_answer(&url, res.status().as_u16(), &bytes)
+    }
+
+    async fn call_plain<B: Serialize>(
+        &self,
+        target: &HttpTarget,
+        url: &str,
+        path: &str,
+        creds: &Credentials,
+        body: Option<&B>,
+    ) -> Result<AnyReturn, String> {
         let json = match body {
-            Some(b) => Bytes::from(serde_json::to_vec(b).map_err(|e| e.to_string())?),
-            None => Bytes::new(),
+            Some(b) => serde_json::to_vec(b).map_err(|e| e.to_string())?,
+            None => Vec::new(),
         };
-        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(2);
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(3);
+        headers.push(("Content-Type", "application/json;charset=UTF-8"));
         if let Some(token) = &creds.access_token {
             headers.push((ACCESS_TOKEN_HEADER, token.as_str()));
         }
@@ -99,11 +152,11 @@ impl ExecutorClient {
             headers.push((APP_NAME_HEADER, app.as_str()));
         }
         let answer = self
-            .pool
-            .post(&target, path, &headers, json)
+            .plain
+            .post(target, path, &headers, &json)
             .await
             .map_err(|e| format!("{url}: {e}"))?;
-        read_answer(&url, answer.status, &answer.body)
+        read_answer(url, answer.status, &answer.body)
     }
 
     /// Hands a trigger to the executor; the answer means "queued", not "done".
@@ -118,10 +171,10 @@ impl ExecutorClient {
     }
 
     /// Opens connections to `address` until `want` are idle for the calls about to come; the
-    /// number opened. A failure is left to the calls.
+    /// number opened. Only plain `http://` executors are warmed; a failure is left to the calls.
     pub async fn warm(&self, address: &str, want: usize) -> usize {
         match self.target_of(address) {
-            Some(target) => self.pool.warm(&target, want).await,
+            Some(target) => self.plain.warm(&target, want).await,
             None => 0,
         }
     }
@@ -221,7 +274,7 @@ mod tests {
         let first = client.target_of("http://127.0.0.1:9999/").expect("plain");
         let again = client.target_of("http://127.0.0.1:9999/").expect("plain");
         assert!(Rc::ptr_eq(&first, &again), "parsed twice");
-        assert!(client.target_of("https://127.0.0.1:9999/").is_some());
+        assert!(client.target_of("https://127.0.0.1:9999/").is_none());
         assert!(client.target_of("not a url").is_none());
         for port in 0..(TARGETS_KEPT as u16 + 10) {
             assert!(client

@@ -31,7 +31,7 @@ pub mod config;
 #[cfg(feature = "admin")]
 pub mod executor_client;
 #[cfg(feature = "admin")]
-pub mod http_pool;
+pub mod http1;
 #[cfg(feature = "admin")]
 pub mod model;
 #[cfg(feature = "admin")]
@@ -44,5 +44,7 @@ pub mod startup;
 pub mod store;
 #[cfg(feature = "admin")]
 pub mod timing;
+#[cfg(feature = "admin")]
+pub mod tls;
 #[cfg(feature = "admin")]
 pub mod web;

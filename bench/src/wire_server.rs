@@ -273,14 +273,14 @@ mod tests {
     #[actix_rt::test]
     async fn the_admin_client_talks_to_it() {
         let server = WireServer::start(1, echo()).unwrap();
-        let client = jobwheel::http_pool::HttpPool::new(std::time::Duration::from_secs(5));
+        let client = jobwheel::http1::Http1Client::new(std::time::Duration::from_secs(5));
         let target =
-            jobwheel::http_pool::Target::parse(&format!("http://127.0.0.1:{}/", server.port))
+            jobwheel::http1::HttpTarget::parse(&format!("http://127.0.0.1:{}/", server.port))
                 .unwrap();
         for i in 0..3 {
             let body = format!("{{\"n\":{i}}}");
             let a = client
-                .post(&target, "run", &[], body.clone().into())
+                .post(&target, "run", &[], body.as_bytes())
                 .await
                 .unwrap();
             assert_eq!(a.status, 200);
@@ -291,10 +291,7 @@ mod tests {
             1,
             "one connection carried the three"
         );
-        let a = client
-            .post(&target, "missing", &[], Default::default())
-            .await
-            .unwrap();
+        let a = client.post(&target, "missing", &[], b"").await.unwrap();
         assert_eq!(a.status, 404);
         server.stop();
     }

@@ -20,7 +20,7 @@ impl WebhookAlarm {
     /// A webhook channel whose calls give up after `timeout`.
     pub fn new(timeout: Duration) -> Self {
         let connector = awc::Connector::new().timeout(timeout);
-        let connector = match crate::http_pool::tls_config() {
+        let connector = match crate::tls::client_config() {
             Ok(config) => connector.rustls_0_23(Arc::new(config)),
             Err(e) => {
                 log::error!("https webhooks are unavailable: cannot set up TLS: {e}");
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn tls_is_available() {
-        assert!(crate::http_pool::tls_config().is_ok());
+        assert!(crate::tls::client_config().is_ok());
     }
 
     #[actix_rt::test]

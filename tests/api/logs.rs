@@ -10,10 +10,7 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
     let exec = FakeExecutor::start(
         &app.base,
         &app.token,
-        Behaviour {
-            result: None,
-            ..Behaviour::default()
-        },
+        Behaviour::without_results(),
     );
     let g = app.group("fake-app").await;
     let res = api.register_executor("fake-app", &exec.address).await;

@@ -324,10 +324,7 @@ backends!(app: results_are_stored_once_and_unknown_logs_ignored, |admin| {
     let exec = FakeExecutor::start(
         &admin.base,
         &admin.token,
-        Behaviour {
-            result: None,
-            ..Default::default()
-        },
+        Behaviour::without_results(),
     );
     exec.register("results").await;
     let group = admin.db_group("results").await;

@@ -47,8 +47,7 @@ pub fn failing() -> Behaviour {
 pub fn probe(busy: bool) -> Behaviour {
     Behaviour {
         idle: !busy,
-        result: None,
-        ..Behaviour::default()
+        ..Behaviour::without_results()
     }
 }
 

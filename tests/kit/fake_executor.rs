@@ -51,6 +51,17 @@ impl Default for Behaviour {
     }
 }
 
+impl Behaviour {
+    /// The defaults, but runs are left without a result (the test posts results itself, or
+    /// kills the run).
+    pub fn without_results() -> Self {
+        Behaviour {
+            result: None,
+            ..Behaviour::default()
+        }
+    }
+}
+
 /// One call the fake received.
 #[derive(Debug, Clone)]
 pub struct Call {

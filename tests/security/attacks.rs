@@ -120,10 +120,7 @@ backends!(app: a_result_is_taken_only_from_the_runs_group, |app| {
     let exec = FakeExecutor::start(
         &app.base,
         &app.token,
-        Behaviour {
-            result: None,
-            ..Behaviour::default()
-        },
+        Behaviour::without_results(),
     );
     let own_token = "group-one-secret-1";
     let own = group(app, "res-own", Some(own_token)).await;
@@ -282,10 +279,7 @@ backends!(app: a_mixed_callback_batch_stores_the_good_results_once, |app| {
     let exec = FakeExecutor::start(
         &app.base,
         &app.token,
-        Behaviour {
-            result: None,
-            ..Behaviour::default()
-        },
+        Behaviour::without_results(),
     );
     let g = app.group("mixed-app").await;
     let reg = executor_client(app, Some(&app.token));
