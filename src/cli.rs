@@ -3,19 +3,20 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::{
-    resolve_migrate, AdminArgs, AdminSettings, ConfigError, ConfigFile, ExecutorArgs,
-    ExecutorSettings, MigrateArgs, StandaloneArgs, StandaloneSettings,
+    resolve_migrate, AdminArgs, AdminSettings, ConfigError, ExecutorArgs, ExecutorSettings,
+    MigrateArgs, Sources, StandaloneArgs, StandaloneSettings,
 };
 use crate::startup::Admin;
 use crate::store::{PoolSettings, Store};
 
 /// jobwheel: a distributed job scheduler, wire-compatible with XXL-JOB.
 #[derive(Parser, Debug)]
-#[command(name = "jobwheel", version, about)]
+#[command(name = "jobwheel", version, about, after_help = SOURCES_HELP)]
 pub struct Cli {
     /// TOML file with settings (keys are the flag names; [admin]/[executor] sections optional)
     #[arg(long, global = true, env = "JOBWHEEL_CONFIG", value_name = "FILE")]
@@ -27,34 +28,47 @@ pub struct Cli {
     pub standalone: StandaloneArgs,
 }
 
+/// Told under every mode's flags.
+const SOURCES_HELP: &str = "Every flag can also be set as an environment variable named \
+    JOBWHEEL_<FLAG> (e.g. JOBWHEEL_BIND, JOBWHEEL_DATABASE_URL) or as a key of the --config file \
+    (e.g. bind = \"0.0.0.0:8080\"). A flag beats its variable, which beats the file.";
+
 /// The modes.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Admin plus an in-process executor with demo handlers (the default)
+    #[command(after_help = SOURCES_HELP)]
     Standalone(StandaloneArgs),
     /// The scheduling center: scheduler, REST API, executor API
+    #[command(after_help = SOURCES_HELP)]
     Admin(AdminArgs),
     /// A standalone executor for script jobs and the built-in handlers
+    #[command(after_help = SOURCES_HELP)]
     Executor(ExecutorArgs),
     /// Apply database migrations and exit
+    #[command(after_help = SOURCES_HELP)]
     Migrate(MigrateArgs),
 }
 
 /// Entry point of the binary: exit code 0 on a clean stop, 2 for bad settings, 1 for failures.
 pub fn main() -> ExitCode {
     crate::allocator::tune();
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        // a bad value is one line naming the flag, like a bad value in a file
+        Err(e) if e.kind() == ErrorKind::ValueValidation => {
+            return config_failure(ConfigError(one_line(&e)));
+        }
+        Err(e) => e.exit(),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
     init_logging();
-    let file = match &cli.config {
-        Some(path) => match ConfigFile::load(path) {
-            Ok(f) => f,
-            Err(e) => return config_failure(e),
-        },
-        None => ConfigFile::none(),
+    let file = match Sources::read(cli.config.as_deref()) {
+        Ok(sources) => sources,
+        Err(e) => return config_failure(e),
     };
     let command = match cli.command {
         None => Command::Standalone(cli.standalone),
@@ -97,6 +111,21 @@ fn flag_before_subcommand(matches: &ArgMatches) -> Option<String> {
         .filter(|id| *id != "config")
         .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
         .map(|id| id.replace('_', "-"))
+}
+
+/// `invalid --port '70000': 70000 is not in 0..=65535`, as a bad value from a file reads.
+fn one_line(e: &clap::Error) -> String {
+    let context = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let flag = context(ContextKind::InvalidArg);
+    let flag = flag.split_whitespace().next().unwrap_or_default();
+    let why = std::error::Error::source(e).map_or_else(|| e.kind().to_string(), |c| c.to_string());
+    format!(
+        "invalid {flag} '{}': {why}",
+        context(ContextKind::InvalidValue)
+    )
 }
 
 fn init_logging() {

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use chrono_tz::Tz;
 
+use crate::alarm::email::SmtpSettings;
 use crate::alarm::webhook::DEFAULT_WEBHOOK_TIMEOUT;
 use crate::clock::now_ms;
-use crate::config::{AdminSettings, SmtpSettings};
+use crate::config::AdminSettings;
 
 /// Settings of the monitor actors; production values come from [`MonitorSettings::from_admin`],
 /// tests shorten the intervals.

@@ -9,7 +9,56 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use super::{Alarm, AlarmEvent, AlarmResult};
-use crate::config::{SmtpSettings, SmtpTls};
+
+/// How the connection to the SMTP server is secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmtpTls {
+    /// Plain connection upgraded with STARTTLS, which the server must offer (port 587).
+    StartTls,
+    /// TLS from the first byte (port 465).
+    Tls,
+    /// No encryption (port 25, or a local relay).
+    None,
+}
+
+impl SmtpTls {
+    /// The port used when `--smtp-port` is not given.
+    pub fn default_port(self) -> u16 {
+        match self {
+            SmtpTls::StartTls => 587,
+            SmtpTls::Tls => 465,
+            SmtpTls::None => 25,
+        }
+    }
+}
+
+/// Validated SMTP settings for alarm e-mails.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmtpSettings {
+    /// Server host name.
+    pub host: String,
+    /// Server port.
+    pub port: u16,
+    /// Connection security.
+    pub tls: SmtpTls,
+    /// Login user and password, if the server wants a login.
+    pub credentials: Option<(String, String)>,
+    /// Sender mailbox (checked to parse as an address).
+    pub from: String,
+}
+
+impl std::fmt::Debug for SmtpSettings {
+    // the password never reaches a log line
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpSettings")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("username", &self.credentials.as_ref().map(|(u, _)| u))
+            .field("from", &self.from)
+            .finish()
+    }
+}
 
 /// How long one SMTP conversation may take.
 pub const SMTP_TIMEOUT: Duration = Duration::from_secs(15);

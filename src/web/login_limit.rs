@@ -7,12 +7,31 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub use crate::config::LoginLimit;
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
     User(String),
     Address(IpAddr),
+}
+
+/// How many failed logins, over how long, a user name and a client address may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginLimit {
+    /// Failures per user name in the window before logins for it are refused.
+    pub per_user: usize,
+    /// Failures per client address in the window (many users may share one behind a NAT).
+    pub per_address: usize,
+    /// The sliding window.
+    pub window: Duration,
+}
+
+impl Default for LoginLimit {
+    fn default() -> Self {
+        LoginLimit {
+            per_user: 5,
+            per_address: 20,
+            window: Duration::from_secs(60),
+        }
+    }
 }
 
 /// Past this many counted keys, expired ones are swept on the next failure.

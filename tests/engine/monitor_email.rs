@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use jobwheel::actors::monitor::MonitorSettings;
 use jobwheel::actors::monitor_fail::build_alarmer;
 use jobwheel::alarm::AlarmEvent;
-use jobwheel::config::{AdminArgs, AdminSettings, ConfigFile};
+use jobwheel::config::{AdminArgs, AdminSettings, Sources};
 use jobwheel::model::{alarm_status, JobInfo, JobLog, TriggerType};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -87,12 +87,12 @@ async fn fake_smtp() -> (u16, Mails) {
 fn monitors(port: u16) -> MonitorSettings {
     let args = AdminArgs {
         smtp_host: Some("127.0.0.1".into()),
-        smtp_port: Some(port.to_string()),
+        smtp_port: Some(port),
         smtp_tls: Some("none".into()),
         smtp_from: Some("jobwheel <jobwheel@example.com>".into()),
         ..Default::default()
     };
-    MonitorSettings::from_admin(&AdminSettings::resolve(&args, &ConfigFile::none()).unwrap())
+    MonitorSettings::from_admin(&AdminSettings::resolve(&args, &Sources::none()).unwrap())
 }
 
 fn event(alarm_email: &str) -> AlarmEvent {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use chrono_tz::Tz;
 use jobwheel::actors::monitor::MonitorSettings;
 use jobwheel::actors::monitor_report::{day_start, local_date, report_pass};
-use jobwheel::config::{AdminArgs, AdminSettings, ConfigFile};
+use jobwheel::config::{AdminArgs, AdminSettings, Sources};
 use jobwheel::model::{
     AddressType, JobGroup, JobInfo, NewLog, Role, Session, TriggerOutcome, TriggerType, User,
 };
@@ -19,10 +19,10 @@ const NOW: i64 = 1_720_612_800_000;
 fn settings(tz: &str, retention_days: u32, batch: i64) -> MonitorSettings {
     let args = AdminArgs {
         timezone: Some(tz.into()),
-        log_retention_days: Some(retention_days.to_string()),
+        log_retention_days: Some(retention_days),
         ..Default::default()
     };
-    let admin = AdminSettings::resolve(&args, &ConfigFile::none()).unwrap();
+    let admin = AdminSettings::resolve(&args, &Sources::none()).unwrap();
     let mut m = MonitorSettings::from_admin(&admin);
     m.retention_batch = batch;
     m.retention_every = Duration::from_secs(24 * 3_600);

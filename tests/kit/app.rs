@@ -3,7 +3,7 @@
 
 use actix_web::http::Method;
 use jobwheel::actors::monitor::MonitorSettings;
-use jobwheel::config::{AdminArgs, AdminSettings, ConfigFile};
+use jobwheel::config::{AdminArgs, AdminSettings, Sources};
 use jobwheel::startup::{Admin, AdminActors};
 use jobwheel::store::{Backend, Store};
 use serde_json::{json, Value};
@@ -67,8 +67,7 @@ impl AppBuilder {
             timezone: Some("UTC".into()),
             ..self.args
         };
-        let mut settings =
-            AdminSettings::resolve(&args, &ConfigFile::none()).expect("test settings");
+        let mut settings = AdminSettings::resolve(&args, &Sources::none()).expect("test settings");
         for edit in self.settings {
             edit(&mut settings);
         }
