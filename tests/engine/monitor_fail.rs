@@ -7,14 +7,52 @@ use crate::engine_support::*;
 use crate::kit::{expect_within, FakeExecutor, TestApp};
 use jobwheel::actors::dispatch::{trigger_and_wait, Trigger};
 use jobwheel::actors::monitor_fail::RETRY_NOTE;
-use jobwheel::model::{alarm_status, JobLog, TriggerType};
-use jobwheel::store::Backend;
+use jobwheel::actors::trigger::TriggerReport;
+use jobwheel::model::{alarm_status, JobInfo, JobLog, TriggerType};
+use jobwheel::startup::AdminActors;
+use jobwheel::store::{Backend, Store};
 
 fn settled(logs: &[JobLog], n: usize) -> bool {
     logs.len() == n
         && logs
             .iter()
             .all(|l| l.alarm_status == alarm_status::SENT || l.alarm_status == alarm_status::FAILED)
+}
+
+/// A job (handler `failing`, `edit` applied) in a new group `app`, whose runs a registered
+/// [`failing`] executor takes, triggered by hand once through `actors` (`admin`'s or another
+/// admin's): the executor (kept for the test's length), the group, the job and the report.
+async fn trigger_failing_job(
+    admin: &TestApp,
+    actors: &AdminActors,
+    app: &str,
+    edit: impl FnOnce(&mut JobInfo),
+) -> (FakeExecutor, i32, i32, TriggerReport) {
+    let executor = FakeExecutor::start(&admin.base, &admin.token, failing());
+    executor.register(app).await;
+    let g = new_group(&admin.store, app).await;
+    let mut j = job(g, app, "failing");
+    edit(&mut j);
+    let job_id = admin.store.insert_job(&j).await.unwrap();
+    let report = trigger_and_wait(
+        &actors.dispatcher,
+        Trigger::new(job_id, TriggerType::Manual, 0),
+    )
+    .await
+    .expect("trigger report");
+    (executor, g, job_id, report)
+}
+
+/// The job's `n` logs once all are [`settled`], failing the test with `what` after 20 s.
+async fn settled_logs(store: &Store, job_id: i32, n: usize, what: &str) -> Vec<JobLog> {
+    expect_within(what, Duration::from_secs(20), || {
+        let store = store.clone();
+        async move {
+            let logs = logs_of(&store, job_id).await;
+            settled(&logs, n).then_some(logs)
+        }
+    })
+    .await
 }
 
 /// Retry count 2 on a job whose runs always fail (result 500 by callback): 3 log rows, the
@@ -25,33 +63,17 @@ async fn retries_then_alarms_each_failure(backend: Backend) {
     };
     let db = &admin;
     let (hooks_url, hooks) = start_webhook_receiver();
-    let executor = FakeExecutor::start(&admin.base, &admin.token, failing());
-    executor.register("mon-fail").await;
-
-    let g = new_group(&db.store, "mon-fail").await;
-    let mut j = job(g, "always fails", "failing");
-    j.executor_fail_retry_count = 2;
-    j.alarm_webhook = format!("{hooks_url}/hook");
-    j.executor_param = "p=1".into();
-    let job_id = db.store.insert_job(&j).await.unwrap();
-
-    let report = trigger_and_wait(
-        &admin.actors.dispatcher,
-        Trigger::new(job_id, TriggerType::Manual, 0),
-    )
-    .await
-    .expect("trigger report");
+    let (_executor, g, job_id, report) =
+        trigger_failing_job(&admin, &admin.actors, "mon-fail", |j| {
+            j.job_desc = "always fails".into();
+            j.executor_fail_retry_count = 2;
+            j.alarm_webhook = format!("{hooks_url}/hook");
+            j.executor_param = "p=1".into();
+        })
+        .await;
     assert_eq!(report.codes, vec![200]);
 
-    let store = db.store.clone();
-    let logs = expect_within("3 failed and alarmed logs", Duration::from_secs(20), || {
-        let store = store.clone();
-        async move {
-            let logs = logs_of(&store, job_id).await;
-            settled(&logs, 3).then_some(logs)
-        }
-    })
-    .await;
+    let logs = settled_logs(&db.store, job_id, 3, "3 failed and alarmed logs").await;
     let types: Vec<TriggerType> = logs.iter().map(|l| l.trigger_type).collect();
     assert_eq!(
         types,
@@ -124,37 +146,18 @@ async fn refused_triggers_retry_and_failed_webhooks_show(backend: Backend) {
     let Some(admin) = TestApp::builder(backend).monitors(fast).start().await else {
         return;
     };
-    let db = &admin;
     let (hooks_url, hooks) = start_webhook_receiver();
-    let executor = FakeExecutor::start(&admin.base, &admin.token, failing());
-    executor.register("mon-refuse").await;
-
-    let g = new_group(&db.store, "mon-refuse").await;
-    let mut j = job(g, "refused", "refuse");
-    j.executor_fail_retry_count = 1;
-    j.alarm_webhook = format!("{hooks_url}/fail");
-    let job_id = db.store.insert_job(&j).await.unwrap();
-    let report = trigger_and_wait(
-        &admin.actors.dispatcher,
-        Trigger::new(job_id, TriggerType::Manual, 0),
-    )
-    .await
-    .expect("trigger report");
+    let (_executor, _, job_id, report) =
+        trigger_failing_job(&admin, &admin.actors, "mon-refuse", |j| {
+            j.job_desc = "refused".into();
+            j.executor_handler = "refuse".into();
+            j.executor_fail_retry_count = 1;
+            j.alarm_webhook = format!("{hooks_url}/fail");
+        })
+        .await;
     assert_eq!(report.codes, vec![500]);
 
-    let store = db.store.clone();
-    let logs = expect_within(
-        "2 refused and alarmed logs",
-        Duration::from_secs(20),
-        || {
-            let store = store.clone();
-            async move {
-                let logs = logs_of(&store, job_id).await;
-                settled(&logs, 2).then_some(logs)
-            }
-        },
-    )
-    .await;
+    let logs = settled_logs(&admin.store, job_id, 2, "2 refused and alarmed logs").await;
     assert_eq!(logs[1].trigger_type, TriggerType::Retry);
     for l in &logs {
         assert_eq!(l.trigger_code, 500, "{l:?}");
@@ -174,20 +177,12 @@ async fn retry_waits_for_the_interval(backend: Backend) {
         return;
     };
     let db = &admin;
-    let executor = FakeExecutor::start(&admin.base, &admin.token, failing());
-    executor.register("mon-wait").await;
-
-    let g = new_group(&db.store, "mon-wait").await;
-    let mut j = job(g, "waits", "failing");
-    j.executor_fail_retry_count = 1;
-    j.retry_interval_secs = 2;
-    let job_id = db.store.insert_job(&j).await.unwrap();
-    trigger_and_wait(
-        &admin.actors.dispatcher,
-        Trigger::new(job_id, TriggerType::Manual, 0),
-    )
-    .await
-    .expect("trigger report");
+    let (_executor, _, job_id, _) = trigger_failing_job(&admin, &admin.actors, "mon-wait", |j| {
+        j.job_desc = "waits".into();
+        j.executor_fail_retry_count = 1;
+        j.retry_interval_secs = 2;
+    })
+    .await;
 
     // after the failure and a few passes, the retry is still pending and the log unclaimed
     let store = db.store.clone();
@@ -204,18 +199,7 @@ async fn retry_waits_for_the_interval(backend: Backend) {
     assert_eq!(logs.len(), 1, "retried before the interval: {logs:?}");
     assert_eq!(logs[0].alarm_status, alarm_status::DEFAULT);
 
-    let logs = expect_within(
-        "the retry, failed and alarmed",
-        Duration::from_secs(20),
-        || {
-            let store = store.clone();
-            async move {
-                let logs = logs_of(&store, job_id).await;
-                settled(&logs, 2).then_some(logs)
-            }
-        },
-    )
-    .await;
+    let logs = settled_logs(&store, job_id, 2, "the retry, failed and alarmed").await;
     assert_eq!(logs[1].trigger_type, TriggerType::Retry);
     assert!(
         logs[1].trigger_time >= failed.handle_time + 2_000,
@@ -239,30 +223,14 @@ async fn two_admins_retry_once(backend: Backend) {
     let db = &first;
     let second = first.another_admin(Some(fast_monitors_of(&first))).await;
     let (hooks_url, hooks) = start_webhook_receiver();
-    let executor = FakeExecutor::start(&first.base, &first.token, failing());
-    executor.register("mon-pair").await;
-
-    let g = new_group(&db.store, "mon-pair").await;
-    let mut j = job(g, "fails on a cluster", "failing");
-    j.executor_fail_retry_count = 2;
-    j.alarm_webhook = format!("{hooks_url}/hook");
-    let job_id = db.store.insert_job(&j).await.unwrap();
-    trigger_and_wait(
-        &second.actors.dispatcher,
-        Trigger::new(job_id, TriggerType::Manual, 0),
-    )
-    .await
-    .expect("trigger report");
-
-    let store = db.store.clone();
-    let logs = expect_within("3 failed and alarmed logs", Duration::from_secs(20), || {
-        let store = store.clone();
-        async move {
-            let logs = logs_of(&store, job_id).await;
-            settled(&logs, 3).then_some(logs)
-        }
+    let (_executor, _, job_id, _) = trigger_failing_job(&first, &second.actors, "mon-pair", |j| {
+        j.job_desc = "fails on a cluster".into();
+        j.executor_fail_retry_count = 2;
+        j.alarm_webhook = format!("{hooks_url}/hook");
     })
     .await;
+
+    let logs = settled_logs(&db.store, job_id, 3, "3 failed and alarmed logs").await;
     actix_web::rt::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(logs_of(&db.store, job_id).await.len(), 3);
     let mut got: Vec<i64> = hooks
