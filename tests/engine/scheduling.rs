@@ -15,32 +15,52 @@ use jobwheel::model::{
 use jobwheel::store::Backend;
 use serde_json::{json, Value};
 
-backends!(app: every_second_cron_fires_once_in_each_second, |admin| {
-    let exec = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-    exec.register("precision").await;
-    let group = admin.db_group("precision").await;
-    // first fire 2 s ahead, on a whole second
-    let first = (now_ms() / 1_000 + 2) * 1_000;
-    let mut jobs = Vec::new();
-    for _ in 0..20 {
-        jobs.push(
-            admin
-                .db_job(group, |j| {
-                    j.schedule_type = ScheduleType::Cron;
-                    j.schedule_conf = "* * * * * ?".into();
-                    j.trigger_status = TRIGGER_STATUS_RUNNING;
-                    j.trigger_next_time = first;
-                })
-                .await,
-        );
+/// The first fire time of a test's jobs: the whole second 2 s ahead.
+fn first_fire() -> i64 {
+    (now_ms() / 1_000 + 2) * 1_000
+}
+
+/// Makes a job a running every-second cron job, first firing at `first`.
+fn every_second(first: i64) -> impl Fn(&mut JobInfo) + Copy {
+    move |j| {
+        j.schedule_type = ScheduleType::Cron;
+        j.schedule_conf = "* * * * * ?".into();
+        j.trigger_status = TRIGGER_STATUS_RUNNING;
+        j.trigger_next_time = first;
     }
-    actix_web::rt::time::sleep(Duration::from_millis(
-        (first + 11_500 - now_ms()).max(0) as u64
-    ))
-    .await;
+}
+
+/// Sleeps until epoch ms `at` (not at all if it has passed).
+async fn sleep_until(at: i64) {
+    actix_web::rt::time::sleep(Duration::from_millis((at - now_ms()).max(0) as u64)).await;
+}
+
+/// `count` [`every_second`] jobs in a new group `app`, served by a registered default executor,
+/// left to fire for `run_ms` from [`first_fire`], then stopped: the executor, the first fire time
+/// and the jobs.
+async fn fire_every_second(
+    admin: &TestApp,
+    app: &str,
+    count: usize,
+    run_ms: i64,
+) -> (FakeExecutor, i64, Vec<i32>) {
+    let exec = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
+    exec.register(app).await;
+    let group = admin.db_group(app).await;
+    let first = first_fire();
+    let mut jobs = Vec::new();
+    for _ in 0..count {
+        jobs.push(admin.db_job(group, every_second(first)).await);
+    }
+    sleep_until(first + run_ms).await;
     for job in &jobs {
         admin.store.stop_job(*job, now_ms()).await.unwrap();
     }
+    (exec, first, jobs)
+}
+
+backends!(app: every_second_cron_fires_once_in_each_second, |admin| {
+    let (exec, first, jobs) = fire_every_second(admin, "precision", 20, 11_500).await;
     actix_web::rt::time::sleep(Duration::from_millis(1_500)).await;
 
     // steady window: the 10 whole seconds from the first fire time
@@ -475,7 +495,7 @@ backends!(app: cron_follows_the_job_time_zone, |admin| {
     };
     let shanghai_hour = hour_in(chrono_tz::Asia::Shanghai);
     let cron = format!("* * {shanghai_hour} * * ?");
-    let first = (now_ms() / 1_000 + 2) * 1_000;
+    let first = first_fire();
     let make = |zone: &'static str| {
         let admin = &admin;
         let cron = cron.clone();
@@ -493,10 +513,7 @@ backends!(app: cron_follows_the_job_time_zone, |admin| {
     };
     let in_shanghai = make("Asia/Shanghai").await;
     let in_new_york = make("America/New_York").await;
-    actix_web::rt::time::sleep(Duration::from_millis(
-        (first + 3_500 - now_ms()).max(0) as u64
-    ))
-    .await;
+    sleep_until(first + 3_500).await;
     admin.store.stop_job(in_shanghai, now_ms()).await.unwrap();
     // a minute boundary may end Shanghai's hour early; otherwise it fired each second
     assert!(
@@ -616,21 +633,12 @@ backends!(app: a_hanging_executor_does_not_delay_other_jobs, |admin| {
     healthy.register("healthy").await;
     let hang_group = admin.db_group("hangs").await;
     let ok_group = admin.db_group("healthy").await;
-    let first = (now_ms() / 1_000 + 2) * 1_000;
-    let every_second = |j: &mut JobInfo| {
-        j.schedule_type = ScheduleType::Cron;
-        j.schedule_conf = "* * * * * ?".into();
-        j.trigger_status = TRIGGER_STATUS_RUNNING;
-        j.trigger_next_time = first;
-    };
+    let first = first_fire();
     for _ in 0..5 {
-        admin.db_job(hang_group, every_second).await;
+        admin.db_job(hang_group, every_second(first)).await;
     }
-    let ok_job = admin.db_job(ok_group, every_second).await;
-    actix_web::rt::time::sleep(Duration::from_millis(
-        (first + 6_500 - now_ms()).max(0) as u64
-    ))
-    .await;
+    let ok_job = admin.db_job(ok_group, every_second(first)).await;
+    sleep_until(first + 6_500).await;
     let received: Vec<_> = healthy
         .received()
         .into_iter()
@@ -660,30 +668,7 @@ backends!(app: a_hanging_executor_does_not_delay_other_jobs, |admin| {
 
 backends!(app: two_admins_on_one_database_fire_each_time_once, |admin| {
     let _second = admin.another_admin(None).await.base;
-    let exec = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-    exec.register("cluster").await;
-    let group = admin.db_group("cluster").await;
-    let first = (now_ms() / 1_000 + 2) * 1_000;
-    let mut jobs = Vec::new();
-    for _ in 0..10 {
-        jobs.push(
-            admin
-                .db_job(group, |j| {
-                    j.schedule_type = ScheduleType::Cron;
-                    j.schedule_conf = "* * * * * ?".into();
-                    j.trigger_status = TRIGGER_STATUS_RUNNING;
-                    j.trigger_next_time = first;
-                })
-                .await,
-        );
-    }
-    actix_web::rt::time::sleep(Duration::from_millis(
-        (first + 6_500 - now_ms()).max(0) as u64
-    ))
-    .await;
-    for job in &jobs {
-        admin.store.stop_job(*job, now_ms()).await.unwrap();
-    }
+    let (_exec, first, jobs) = fire_every_second(admin, "cluster", 10, 6_500).await;
     for job in &jobs {
         let logs = admin.logs_of(*job).await;
         let mut seen = HashSet::new();
