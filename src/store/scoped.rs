@@ -138,4 +138,26 @@ impl Store {
             .rows_affected());
         Ok(done > 0)
     }
+
+    /// `(scheduled, stopped)` jobs of `groups` (all groups when `None`).
+    pub async fn count_jobs_by_status(&self, groups: Option<&[i32]>) -> StoreResult<(i64, i64)> {
+        let mut f = Filter::default();
+        if !limit_to_groups(&mut f, "job_group", groups) {
+            return Ok((0, 0));
+        }
+        let sql = self.sql(format!(
+            "SELECT trigger_status, COUNT(*) AS n FROM job_info{} GROUP BY trigger_status",
+            f.where_clause()
+        ));
+        on_pool!(self, pool => {
+            let (mut scheduled, mut stopped) = (0, 0);
+            for row in bind_params!(sqlx::query(&sql), f.params).fetch_all(pool).await? {
+                match row.int("trigger_status")? {
+                    0 => stopped += row.long("n")?,
+                    _ => scheduled += row.long("n")?,
+                }
+            }
+            Ok((scheduled, stopped))
+        })
+    }
 }

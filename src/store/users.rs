@@ -162,6 +162,20 @@ impl Store {
         Ok(done > 0)
     }
 
+    /// Moves a session's expiry (idle sessions expire; activity keeps one alive).
+    pub async fn touch_session(&self, token_hash: &str, expire_time: i64) -> StoreResult<()> {
+        let sql = self.sql("UPDATE user_session SET expire_time = ? WHERE token_hash = ?");
+        on_pool!(self, pool => { sqlx::query(&sql).bind(expire_time).bind(token_hash).execute(pool).await?; });
+        Ok(())
+    }
+
+    /// Ends every session of a user but `keep` (the one changing its password); returns how many.
+    pub async fn delete_user_sessions(&self, user_id: i32, keep: &str) -> StoreResult<u64> {
+        let sql = self.sql("DELETE FROM user_session WHERE user_id = ? AND token_hash <> ?");
+        let done = on_pool!(self, pool => sqlx::query(&sql).bind(user_id).bind(keep).execute(pool).await?.rows_affected());
+        Ok(done)
+    }
+
     /// Deletes sessions expired at `now`; returns how many.
     pub async fn delete_expired_sessions(&self, now: i64) -> StoreResult<u64> {
         let sql = self.sql("DELETE FROM user_session WHERE expire_time <= ?");

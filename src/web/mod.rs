@@ -13,6 +13,7 @@ use crate::store::Store;
 
 pub mod api;
 mod body_deadline;
+mod console;
 mod executor_api;
 mod health;
 pub mod login_limit;
@@ -47,5 +48,7 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
         api::mount(cfg);
         executor_api::mount(cfg, "");
         executor_api::mount(cfg, "/xxl-job-admin");
+        // last: its pages scope ("") would otherwise answer every path
+        console::mount(cfg);
     }
 }

@@ -209,3 +209,72 @@ backends!(app: normal_users_only_touch_permitted_groups, |app| {
     );
     assert_eq!(alice.registry().await.status, 200);
 });
+
+backends!(app: changing_the_password_ends_the_other_sessions, |app| {
+    let other = app.anonymous();
+    assert_eq!(other.login("admin", ADMIN_PASSWORD).await.status, 200);
+
+    // wrong current password, short new one, bad body: 4xx naming the field, nothing changed
+    let res = app.api.change_password("not-it", "new-pass-456").await;
+    assert_eq!((res.status, res.field().as_str()), (400, "currentPassword"), "{}", res.body);
+    let res = app.api.change_password(ADMIN_PASSWORD, "short").await;
+    assert_eq!((res.status, res.field().as_str()), (400, "newPassword"), "{}", res.body);
+    assert!(res.error().contains("at least 8"), "{}", res.error());
+    let res = app
+        .api
+        .call_with(
+            actix_web::http::Method::POST,
+            "/api/v1/auth/password",
+            Some(json!({"newPassword": "new-pass-456"})),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status, 400, "{}", res.body);
+    assert_eq!(other.me().await.status, 200, "failed attempts end no session");
+
+    let res = app.api.change_password(ADMIN_PASSWORD, "new-pass-456").await;
+    assert_eq!(res.status, 204, "{}", res.body);
+    assert_eq!(app.api.me().await.status, 200, "the changing session lives on");
+    assert_eq!(other.me().await.status, 401, "every other session ended");
+    let again = app.anonymous();
+    assert_eq!(again.login("admin", ADMIN_PASSWORD).await.status, 401);
+    assert_eq!(again.login("admin", "new-pass-456").await.status, 200);
+
+    // an API token carries its owner's rights but cannot prove the password
+    let user = app.store.get_user_by_name("admin").await.unwrap().unwrap();
+    app.store
+        .insert_api_token(&ApiToken {
+            id: 0,
+            name: "script".into(),
+            token_hash: token_hash("tok-password-1"),
+            user_id: user.id,
+            created_time: now_ms(),
+            last_used_time: 0,
+            expire_time: 0,
+        })
+        .await
+        .unwrap();
+    let script = app.anonymous();
+    script.set_bearer(Some("tok-password-1"));
+    let res = script.change_password("new-pass-456", "other-pass-789").await;
+    assert_eq!(res.status, 403, "{}", res.body);
+});
+
+backends!(app: idle_sessions_expire_and_use_keeps_them_alive, |app| {
+    let cookie = app.api.session_cookie().expect("logged in");
+    let hash = token_hash(&cookie);
+    let now = now_ms();
+    let session = app.store.get_session(&hash, now).await.unwrap().unwrap();
+    assert!(
+        session.expire_time <= now + 2 * 3600 * 1000 + 1000,
+        "a new session expires when idle, not after 7 days"
+    );
+    // nearly idle for too long: a call moves the expiry on
+    app.store.touch_session(&hash, now + 5_000).await.unwrap();
+    assert_eq!(app.api.me().await.status, 200);
+    let moved = app.store.get_session(&hash, now).await.unwrap().unwrap();
+    assert!(moved.expire_time > now + 3600 * 1000, "{}", moved.expire_time - now);
+    // idle past its expiry: gone
+    app.store.touch_session(&hash, now - 1).await.unwrap();
+    assert_eq!(app.api.me().await.status, 401);
+});

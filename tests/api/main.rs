@@ -10,4 +10,5 @@ mod groups;
 mod health;
 mod jobs;
 mod logs;
+mod reports;
 mod scoped_store;

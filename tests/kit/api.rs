@@ -37,9 +37,23 @@ impl Resp {
     }
 }
 
+/// A console page as fetched, redirects not followed.
+#[derive(Debug)]
+pub struct Page {
+    /// HTTP status.
+    pub status: u16,
+    /// `Location`, for a redirect.
+    pub location: String,
+    /// `Content-Security-Policy`.
+    pub csp: String,
+    /// The HTML.
+    pub html: String,
+}
+
 /// A REST client with one method per endpoint; keeps the session cookie it is given.
 pub struct Api {
     http: awc::Client,
+    pages: awc::Client,
     base: String,
     cookie: RefCell<Option<String>>,
     bearer: RefCell<Option<String>>,
@@ -52,6 +66,10 @@ impl Api {
         Api {
             http: awc::Client::builder()
                 .timeout(Duration::from_secs(30))
+                .finish(),
+            pages: awc::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .disable_redirects()
                 .finish(),
             base: base.to_string(),
             cookie: RefCell::new(None),
@@ -172,6 +190,31 @@ impl Api {
         }
     }
 
+    /// `GET` of a console page with the held session cookie.
+    pub async fn page(&self, path: &str) -> Page {
+        let url = format!("{}{}", self.base, path);
+        let mut req = self.pages.get(&url);
+        if let Some(c) = self.cookie.borrow().as_ref() {
+            req = req.insert_header(("Cookie", format!("jobwheel_session={c}")));
+        }
+        let mut res = req.send().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        let header = |name: &str| {
+            res.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (location, csp) = (header("location"), header("content-security-policy"));
+        let bytes = res.body().limit(10 * 1024 * 1024).await.expect("page body");
+        Page {
+            status: res.status().as_u16(),
+            location,
+            csp,
+            html: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
         match body {
             Some(v) => {
@@ -195,6 +238,18 @@ impl Api {
             Some(json!({"username": username, "password": password})),
         )
         .await
+    }
+    pub async fn change_password(&self, current: &str, new: &str) -> Resp {
+        self.call(
+            Method::POST,
+            "/api/v1/auth/password",
+            Some(json!({"currentPassword": current, "newPassword": new})),
+        )
+        .await
+    }
+    pub async fn daily_report(&self, query: &str) -> Resp {
+        self.call(Method::GET, &format!("/api/v1/reports/daily{query}"), None)
+            .await
     }
     pub async fn logout(&self) -> Resp {
         self.call(Method::POST, "/api/v1/auth/logout", None).await

@@ -9,7 +9,7 @@ pub mod db;
 pub mod fake_executor;
 pub mod wait;
 
-pub use api::{Api, Resp};
+pub use api::{Api, Page, Resp};
 pub use app::{TestApp, ADMIN_PASSWORD};
 pub use db::TestDb;
 pub use fake_executor::{Behaviour, FakeExecutor};

@@ -26,8 +26,12 @@ use crate::web::AppState;
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "jobwheel_session";
-/// How long a session lasts after login.
+/// Longest a session lasts after login, however active.
 pub const SESSION_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
+/// A session unused for this long has expired.
+pub const SESSION_IDLE_MS: i64 = 2 * 3600 * 1000;
+/// A session's expiry is moved at most this often (one write per minute of use, not per call).
+const SESSION_TOUCH_MS: i64 = 60 * 1000;
 /// Characters of a session token (alphanumeric: ~5.95 bits each, so ~256 bits).
 const TOKEN_LEN: usize = 43;
 /// The one message for any failed login: it never tells which part was wrong.
@@ -50,6 +54,8 @@ pub fn token_hash(token: &str) -> String {
 pub struct Principal {
     /// The user (or the owner of the bearer token).
     pub user: User,
+    /// Hash of the session's token when the caller uses a session (not a bearer token).
+    pub session: Option<String>,
 }
 
 impl Principal {
@@ -106,7 +112,10 @@ impl FromRequest for Principal {
 }
 
 /// Finds the caller from the bearer token or the session cookie; `Ok(None)` when neither is valid.
-async fn authenticate(state: &AppState, req: &HttpRequest) -> ApiResult<Option<Principal>> {
+pub(crate) async fn authenticate(
+    state: &AppState,
+    req: &HttpRequest,
+) -> ApiResult<Option<Principal>> {
     let now = now_ms();
     let bearer = req
         .headers()
@@ -124,7 +133,10 @@ async fn authenticate(state: &AppState, req: &HttpRequest) -> ApiResult<Option<P
             return Ok(None);
         };
         let user = state.store.get_user(api_token.user_id).await?;
-        return Ok(user.map(|user| Principal { user }));
+        return Ok(user.map(|user| Principal {
+            user,
+            session: None,
+        }));
     }
     let Some(cookie) = req.cookie(SESSION_COOKIE) else {
         return Ok(None);
@@ -133,8 +145,15 @@ async fn authenticate(state: &AppState, req: &HttpRequest) -> ApiResult<Option<P
     let Some(session) = state.store.get_session(&hash, now).await? else {
         return Ok(None);
     };
+    let idle_expiry = (now + SESSION_IDLE_MS).min(session.created_time + SESSION_TTL_MS);
+    if idle_expiry - session.expire_time >= SESSION_TOUCH_MS {
+        state.store.touch_session(&hash, idle_expiry).await?;
+    }
     let user = state.store.get_user(session.user_id).await?;
-    Ok(user.map(|user| Principal { user }))
+    Ok(user.map(|user| Principal {
+        user,
+        session: Some(hash),
+    }))
 }
 
 /// Middleware: admits a request with a valid session or bearer token (401 JSON otherwise) and
@@ -262,7 +281,7 @@ pub(super) async fn login(
             token_hash: token_hash(&token),
             user_id: user.id,
             created_time: now,
-            expire_time: now + SESSION_TTL_MS,
+            expire_time: now + SESSION_IDLE_MS,
         })
         .await?;
     // an occasional sweep keeps the session table small
@@ -291,6 +310,94 @@ pub(super) async fn logout(
     Ok(HttpResponse::NoContent().cookie(removal).finish())
 }
 
+/// Shortest password a user may choose.
+pub const MIN_PASSWORD_LEN: usize = 8;
+
+/// A new password a user typed, checked: 8 to 256 characters.
+pub fn check_new_password(field: &'static str, password: &str) -> ApiResult<()> {
+    let chars = password.chars().count();
+    if chars < MIN_PASSWORD_LEN {
+        return Err(ApiError::field(
+            field,
+            format!("a password needs at least {MIN_PASSWORD_LEN} characters"),
+        ));
+    }
+    if password.len() > MAX_CREDENTIAL_LEN {
+        return Err(ApiError::field(
+            field,
+            format!("a password may have at most {MAX_CREDENTIAL_LEN} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// An argon2 hash of `password`, computed off the event loop.
+pub async fn hash_off_loop(password: String) -> ApiResult<String> {
+    web::block(move || hash_password(&password))
+        .await
+        .map_err(|e| ApiError::Internal(format!("password hashing failed: {e}")))?
+        .map_err(|e| ApiError::Internal(format!("password hashing failed: {e}")))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct PasswordBody {
+    current_password: String,
+    new_password: String,
+}
+
+/// `POST /api/v1/auth/password {currentPassword, newPassword}`: changes one's own password and
+/// ends one's other sessions (and only a session can do it: a token cannot prove the password).
+pub(super) async fn change_password(
+    state: web::Data<AppState>,
+    principal: Principal,
+    req: HttpRequest,
+    body: Json<PasswordBody>,
+) -> ApiResult<HttpResponse> {
+    let PasswordBody {
+        current_password,
+        new_password,
+    } = body.into_inner();
+    let Some(session) = principal.session.clone() else {
+        return Err(ApiError::Forbidden(
+            "a password is changed from a logged-in session, not with an API token".into(),
+        ));
+    };
+    let username = principal.user.username.clone();
+    let address = req.peer_addr().map(|a| a.ip());
+    if let Err(wait) = state.logins.check(&username, address, Instant::now()) {
+        let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+        return Err(ApiError::TooManyRequests {
+            message: format!("too many wrong passwords; try again in {secs} s"),
+            retry_after_secs: secs,
+        });
+    }
+    let stored = principal.user.password_hash.clone();
+    let current_ok = current_password.len() <= MAX_CREDENTIAL_LEN
+        && web::block(move || verify_password(&current_password, &stored))
+            .await
+            .map_err(|e| ApiError::Internal(format!("password check failed: {e}")))?;
+    if !current_ok {
+        state.logins.failed(&username, address, Instant::now());
+        return Err(ApiError::field(
+            "currentPassword",
+            "the current password is wrong",
+        ));
+    }
+    check_new_password("newPassword", &new_password)?;
+    let user = User {
+        password_hash: hash_off_loop(new_password).await?,
+        ..principal.user
+    };
+    state.store.update_user(&user).await?;
+    let ended = state.store.delete_user_sessions(user.id, &session).await?;
+    log::info!(
+        "user {:?} changed their password; {ended} other session(s) ended",
+        user.username
+    );
+    Ok(HttpResponse::NoContent().finish())
+}
+
 /// `GET /api/v1/auth/me`.
 pub(super) async fn me(principal: Principal) -> web::Json<Me> {
     web::Json(Me::of(&principal.user))
@@ -317,7 +424,10 @@ mod tests {
             role: Role::User,
             permission: vec![3],
         };
-        let p = Principal { user: user.clone() };
+        let p = Principal {
+            user: user.clone(),
+            session: None,
+        };
         assert!(p.can_access(3));
         assert!(!p.can_access(4));
         assert!(p.require_admin().is_err());
@@ -327,6 +437,7 @@ mod tests {
                 role: Role::Admin,
                 ..user
             },
+            session: None,
         };
         assert!(admin.can_access(4));
         assert_eq!(admin.group_scope(), None);

@@ -9,6 +9,8 @@
 //! |---|---|
 //! | `POST /auth/login {username,password}` | `{id,username,role,permission}` + HttpOnly cookie `jobwheel_session` (7 days) |
 //! | `POST /auth/logout`, `GET /auth/me` | end the session; who am I |
+//! | `POST /auth/password {currentPassword, newPassword}` | change one's own password; ends one's other sessions |
+//! | `GET /reports/daily?from&to` | runs per day (`YYYY-MM-DD`, admin's zone; default the last 7 days) |
 //! | `GET/POST /groups`, `GET/PUT/DELETE /groups/{id}` | executor groups (writes: admins only) |
 //! | `GET/POST /jobs`, `GET/PUT/DELETE /jobs/{id}` | jobs; list filters `jobGroup, triggerStatus, jobDesc, executorHandler, author, offset, limit` |
 //! | `POST /jobs/{id}/start`, `/stop`, `/trigger {executorParam?, addressList?}` | schedule on/off; one manual run → `{logIds, triggerCodes}` |
@@ -44,6 +46,7 @@ pub mod input;
 mod jobs;
 mod logs;
 mod registry;
+pub(crate) mod reports;
 mod schedule;
 mod system;
 
@@ -91,10 +94,12 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                 web::scope("")
                     .wrap(from_fn(auth::require_login))
                     .route("/auth/me", web::get().to(auth::me))
+                    .route("/auth/password", web::post().to(auth::change_password))
                     .configure(groups::routes)
                     .configure(jobs::routes)
                     .configure(logs::routes)
                     .configure(registry::routes)
+                    .configure(reports::routes)
                     .configure(schedule::routes)
                     .configure(system::routes)
                     .default_service(web::to(not_found)),

@@ -1,0 +1,110 @@
+// The console's behaviour: forms that call the REST API and show its {error, field} answers
+// beside the field, times in the browser's zone, the language switch, logout.
+"use strict";
+
+function setLang(lang) {
+  document.cookie = "jobwheel_lang=" + lang + "; path=/; max-age=31536000; SameSite=Strict";
+  location.reload();
+}
+
+function localTimes(root) {
+  for (const el of root.querySelectorAll("time[data-ms]")) {
+    const ms = Number(el.dataset.ms);
+    if (!ms) continue;
+    const d = new Date(ms);
+    const pad = (n) => String(n).padStart(2, "0");
+    el.textContent = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " +
+      pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds());
+    el.title = d.toISOString();
+  }
+}
+
+// Sends `body` as JSON; resolves to the parsed answer, or rejects with {error, field, status}.
+async function api(method, url, body) {
+  const init = { method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(url, init);
+  if (res.status === 401 && !url.endsWith("/auth/login")) {
+    location.href = "/login?next=" + encodeURIComponent(location.pathname + location.search);
+    throw { error: "not logged in", status: 401 };
+  }
+  const text = await res.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!res.ok) throw Object.assign({ status: res.status }, data || { error: res.statusText });
+  return data;
+}
+
+function formBody(form) {
+  const body = {};
+  for (const el of form.elements) {
+    if (!el.name || el.dataset.skip !== undefined || el.disabled) continue;
+    if (el.type === "checkbox") { body[el.name] = el.checked; continue; }
+    if (el.dataset.type === "number") { body[el.name] = el.value === "" ? null : Number(el.value); continue; }
+    if (el.dataset.type === "ids") {
+      body[el.name] = el.value.split(",").map((s) => s.trim()).filter((s) => s).map(Number);
+      continue;
+    }
+    if (el.multiple) { body[el.name] = Array.from(el.selectedOptions, (o) => Number(o.value)); continue; }
+    body[el.name] = el.value;
+  }
+  return body;
+}
+
+function showErrors(form, err) {
+  for (const p of form.querySelectorAll("[data-error-for]")) p.textContent = "";
+  for (const el of form.querySelectorAll(".invalid")) el.classList.remove("invalid");
+  if (!err) return;
+  const field = err.field || "";
+  let slot = form.querySelector('[data-error-for="' + CSS.escape(field) + '"]');
+  if (!slot) slot = form.querySelector('[data-error-for=""]');
+  if (slot) slot.textContent = err.error || "request failed";
+  const input = field && form.elements[field];
+  if (input && input.classList) { input.classList.add("invalid"); input.focus(); }
+}
+
+async function submitApiForm(form) {
+  const notice = form.querySelector(".notice");
+  if (notice) notice.hidden = true;
+  if (form.id === "password-form" &&
+      form.elements.newPassword.value !== form.elements.repeat.value) {
+    showErrors(form, { field: "repeat", error: form.dataset.differ });
+    return;
+  }
+  const button = form.querySelector("button[type=submit]");
+  if (button) button.disabled = true;
+  try {
+    await api(form.dataset.method || "POST", form.dataset.api, formBody(form));
+    showErrors(form, null);
+    if (form.dataset.next) { location.href = form.dataset.next; return; }
+    if (notice && form.dataset.done) { notice.textContent = form.dataset.done; notice.hidden = false; }
+    form.reset();
+  } catch (err) {
+    showErrors(form, err);
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  localTimes(document);
+  for (const sel of document.querySelectorAll("#lang")) {
+    sel.addEventListener("change", () => setLang(sel.value));
+  }
+  for (const sel of document.querySelectorAll("select[data-autosubmit]")) {
+    sel.addEventListener("change", () => sel.form.submit());
+  }
+  for (const form of document.querySelectorAll("form[data-api]")) {
+    // the API checks every field and its message is shown beside the field
+    form.noValidate = true;
+    form.addEventListener("submit", (e) => { e.preventDefault(); submitApiForm(form); });
+  }
+  const logout = document.getElementById("logout");
+  if (logout) {
+    logout.addEventListener("click", async () => {
+      try { await api("POST", "/api/v1/auth/logout"); } finally { location.href = "/login"; }
+    });
+  }
+});

@@ -1,0 +1,130 @@
+//! `GET /api/v1/reports/daily?from&to`: runs per day from the report the admin keeps.
+
+use actix_web::{web, HttpResponse};
+use chrono::{Days, NaiveDate};
+use serde::{Deserialize, Serialize};
+
+use super::error::{ApiError, ApiResult};
+use crate::actors::monitor_report::{day_start, local_date};
+use crate::clock::now_ms;
+use crate::store::Store;
+use crate::web::AppState;
+
+/// Longest range one call covers.
+pub const MAX_DAYS: u64 = 366;
+/// Days a range covers when `from` is not given.
+pub const DEFAULT_DAYS: u64 = 7;
+
+pub(super) fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/reports/daily", web::get().to(daily));
+}
+
+/// One day's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyRuns {
+    /// The day in the admin's zone.
+    pub day: NaiveDate,
+    /// Runs that succeeded.
+    pub success: i64,
+    /// Runs that failed.
+    pub fail: i64,
+    /// Runs without a result.
+    pub running: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct RangeQuery {
+    from: Option<String>,
+    to: Option<String>,
+}
+
+fn parse_day(field: &'static str, text: &str) -> ApiResult<NaiveDate> {
+    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
+        ApiError::field(
+            field,
+            format!("{field} must be a date like 2026-12-01, not '{text}'"),
+        )
+    })
+}
+
+/// The days `[from, to]` a query asks for: `to` defaults to today, `from` to a week before it.
+pub fn day_range(
+    from: Option<&str>,
+    to: Option<&str>,
+    today: NaiveDate,
+) -> ApiResult<(NaiveDate, NaiveDate)> {
+    let to = match to.filter(|t| !t.trim().is_empty()) {
+        Some(t) => parse_day("to", t)?,
+        None => today,
+    };
+    let from = match from.filter(|t| !t.trim().is_empty()) {
+        Some(t) => parse_day("from", t)?,
+        None => to - Days::new(DEFAULT_DAYS - 1),
+    };
+    if from > to {
+        return Err(ApiError::field("from", "from must not be after to"));
+    }
+    if (to - from).num_days() as u64 >= MAX_DAYS {
+        return Err(ApiError::field(
+            "from",
+            format!("a range covers at most {MAX_DAYS} days"),
+        ));
+    }
+    Ok((from, to))
+}
+
+/// Every day of `[from, to]` with its counts; a day without a report counts zero.
+pub async fn daily_runs(
+    store: &Store,
+    tz: chrono_tz::Tz,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> ApiResult<Vec<DailyRuns>> {
+    let reports = store
+        .list_log_reports(day_start(tz, from), day_start(tz, to + Days::new(1)))
+        .await?;
+    let mut days = Vec::new();
+    let mut day = from;
+    while day <= to {
+        let start = day_start(tz, day);
+        let report = reports.iter().find(|r| r.trigger_day == start);
+        days.push(DailyRuns {
+            day,
+            success: report.map_or(0, |r| r.suc_count),
+            fail: report.map_or(0, |r| r.fail_count),
+            running: report.map_or(0, |r| r.running_count),
+        });
+        day = day + Days::new(1);
+    }
+    Ok(days)
+}
+
+/// `?from=YYYY-MM-DD&to=YYYY-MM-DD` → `[{day, success, fail, running}]`, one per day, oldest first.
+async fn daily(
+    state: web::Data<AppState>,
+    query: web::Query<RangeQuery>,
+) -> ApiResult<HttpResponse> {
+    let tz = state.settings.timezone;
+    let today = local_date(tz, now_ms());
+    let (from, to) = day_range(query.from.as_deref(), query.to.as_deref(), today)?;
+    Ok(HttpResponse::Ok().json(daily_runs(&state.store, tz, from, to).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_default_to_the_last_week_and_refuse_nonsense() {
+        let today = NaiveDate::from_ymd_opt(2026, 12, 1).unwrap();
+        let (from, to) = day_range(None, None, today).unwrap();
+        assert_eq!((from.to_string(), to), ("2026-11-25".to_string(), today));
+        let (from, _) = day_range(Some("2026-11-30"), Some("2026-11-30"), today).unwrap();
+        assert_eq!(from.to_string(), "2026-11-30");
+        let bad = day_range(Some("30/11/2026"), None, today).unwrap_err();
+        assert!(bad.to_string().contains("from must be a date"), "{bad}");
+        assert!(day_range(Some("2026-12-02"), Some("2026-12-01"), today).is_err());
+        assert!(day_range(Some("2024-01-01"), None, today).is_err());
+    }
+}

@@ -1,0 +1,190 @@
+//! The console's two languages: English and Simplified Chinese, chosen per browser (the
+//! `jobwheel_lang` cookie, else the browser's `Accept-Language`).
+
+use actix_web::http::header;
+use actix_web::HttpRequest;
+
+/// Name of the cookie that remembers a browser's language.
+pub const LANG_COOKIE: &str = "jobwheel_lang";
+
+/// A language of the console.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    /// English.
+    En,
+    /// Simplified Chinese.
+    Zh,
+}
+
+impl Lang {
+    /// The browser's choice: its cookie, else the first language it accepts that we have.
+    pub fn of(req: &HttpRequest) -> Lang {
+        if let Some(lang) = req.cookie(LANG_COOKIE).and_then(|c| Lang::parse(c.value())) {
+            return lang;
+        }
+        let accepted = req
+            .headers()
+            .get(header::ACCEPT_LANGUAGE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        accepted
+            .split(',')
+            .filter_map(|part| Lang::parse(part.split(';').next().unwrap_or_default().trim()))
+            .next()
+            .unwrap_or(Lang::En)
+    }
+
+    fn parse(text: &str) -> Option<Lang> {
+        let text = text.to_ascii_lowercase();
+        if text == "en" || text.starts_with("en-") {
+            Some(Lang::En)
+        } else if text == "zh" || text.starts_with("zh-") {
+            Some(Lang::Zh)
+        } else {
+            None
+        }
+    }
+
+    /// The BCP 47 tag of the page (`<html lang>`).
+    pub fn tag(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh-CN",
+        }
+    }
+
+    /// The page text for `key` in this language; an unknown key shows itself, and a unit test
+    /// keeps every key the templates use in the table.
+    pub fn t(self, key: &str) -> &'static str {
+        match TEXTS.binary_search_by(|(k, _, _)| (*k).cmp(key)) {
+            Ok(i) => match self {
+                Lang::En => TEXTS[i].1,
+                Lang::Zh => TEXTS[i].2,
+            },
+            Err(_) => "?",
+        }
+    }
+}
+
+/// `(key, English, Chinese)`, sorted by key (a test checks).
+const TEXTS: &[(&str, &str, &str)] = &[
+    ("actions", "Actions", "操作"),
+    ("add_job", "New job", "新增任务"),
+    ("all", "All", "全部"),
+    ("api_tokens", "API tokens", "API 令牌"),
+    ("audit", "Audit log", "操作日志"),
+    ("author", "Author", "负责人"),
+    ("cancel", "Cancel", "取消"),
+    ("change_password", "Change password", "修改密码"),
+    ("chart_title", "Runs per day", "每日调度"),
+    ("confirm_password", "Repeat the new password", "确认新密码"),
+    ("current_password", "Current password", "当前密码"),
+    ("dashboard", "Dashboard", "运行报表"),
+    ("days", "days", "天"),
+    ("description", "Description", "任务描述"),
+    ("executors", "Executors", "执行器管理"),
+    ("executors_online", "Executors online", "在线执行器"),
+    ("fail", "Failed", "失败"),
+    ("filter", "Filter", "查询"),
+    ("group", "Executor group", "执行器"),
+    ("handler", "Handler", "JobHandler"),
+    ("jobs", "Jobs", "任务管理"),
+    ("jobs_running", "Jobs scheduled", "运行中任务"),
+    ("jobs_stopped", "Jobs stopped", "停止的任务"),
+    ("language", "Language", "语言"),
+    ("log_in", "Log in", "登录"),
+    ("log_out", "Log out", "退出"),
+    ("login_title", "Log in to jobwheel", "登录 jobwheel"),
+    ("never", "—", "—"),
+    ("new_password", "New password", "新密码"),
+    ("next", "Next", "下一页"),
+    ("next_fire", "Next fire", "下次触发"),
+    ("no_jobs", "No jobs match.", "没有符合条件的任务。"),
+    ("password", "Password", "密码"),
+    (
+        "password_changed",
+        "Password changed. Other sessions have been logged out.",
+        "密码已修改，其他会话已退出。",
+    ),
+    (
+        "passwords_differ",
+        "The two new passwords differ.",
+        "两次输入的新密码不一致。",
+    ),
+    ("previous", "Previous", "上一页"),
+    ("range", "Range", "区间"),
+    ("running", "Running", "进行中"),
+    ("runs", "Runs", "调度日志"),
+    ("runs_today", "Runs today", "今日调度"),
+    ("save", "Save", "保存"),
+    ("schedule", "Schedule", "调度"),
+    ("scheduled", "Scheduled", "运行中"),
+    ("shown", "shown", "条"),
+    ("status", "Status", "状态"),
+    ("stopped", "Stopped", "已停止"),
+    ("success", "Succeeded", "成功"),
+    ("total", "Total", "共"),
+    ("username", "Username", "用户名"),
+    ("users", "Users", "用户管理"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_and_unique() {
+        for pair in TEXTS.windows(2) {
+            assert!(pair[0].0 < pair[1].0, "{} before {}", pair[0].0, pair[1].0);
+        }
+    }
+
+    /// Every `t("…")` in a template or a console module has both languages.
+    #[test]
+    fn every_key_in_use_is_translated() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts = Vec::new();
+        for dir in ["templates", "src/web/console"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if !path.ends_with("i18n.rs") {
+                    texts.push(std::fs::read_to_string(path).unwrap());
+                }
+            }
+        }
+        let mut used = 0;
+        for text in &texts {
+            for piece in text.split(".t(\"").skip(1) {
+                let key = piece.split('"').next().unwrap();
+                if key.is_empty() || key.contains(' ') {
+                    continue;
+                }
+                used += 1;
+                assert_ne!(Lang::En.t(key), "?", "no text for key {key:?}");
+                assert!(!Lang::Zh.t(key).is_empty(), "no Chinese for {key:?}");
+            }
+        }
+        assert!(used > 20, "found only {used} keys: is the scan broken?");
+    }
+
+    #[test]
+    fn the_browser_choice_wins() {
+        use actix_web::cookie::Cookie;
+        use actix_web::test::TestRequest;
+        let zh = TestRequest::default()
+            .insert_header((header::ACCEPT_LANGUAGE, "zh-CN,zh;q=0.9,en;q=0.8"))
+            .to_http_request();
+        assert_eq!(Lang::of(&zh), Lang::Zh);
+        let cookie = TestRequest::default()
+            .insert_header((header::ACCEPT_LANGUAGE, "zh-CN"))
+            .cookie(Cookie::new(LANG_COOKIE, "en"))
+            .to_http_request();
+        assert_eq!(Lang::of(&cookie), Lang::En);
+        let other = TestRequest::default()
+            .insert_header((header::ACCEPT_LANGUAGE, "fr-FR,de"))
+            .to_http_request();
+        assert_eq!(Lang::of(&other), Lang::En);
+        assert_eq!(Lang::Zh.t("jobs"), "任务管理");
+        assert_eq!(Lang::En.t("no-such-key"), "?");
+    }
+}

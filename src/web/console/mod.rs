@@ -1,0 +1,176 @@
+//! The console: server-rendered pages for operators, on the same sessions as the REST API.
+//!
+//! Pages only read; every change goes through `/api/v1` from the page's script, so the API's
+//! validation, permissions and Origin check are the only ones. Pages need a session (else they
+//! redirect to `/login`) and answer with a strict Content-Security-Policy: no inline script, no
+//! outside source.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::{from_fn, Next};
+use actix_web::{web, HttpMessage, HttpResponse};
+use askama::Template;
+
+use super::api::auth::{authenticate, Principal};
+use super::AppState;
+
+mod account;
+mod assets;
+pub mod chart;
+mod dashboard;
+mod i18n;
+mod jobs;
+mod login;
+
+pub use i18n::Lang;
+
+/// What the layout shows around every page: language, user, which tab is open.
+pub struct Nav {
+    /// The page's language.
+    pub lang: Lang,
+    /// The logged-in user's name (`None` on the login page).
+    pub user: Option<String>,
+    /// The tab to mark as open.
+    pub active: &'static str,
+    /// Appended to asset URLs so a new build's assets are not taken from a browser's cache.
+    pub asset_version: u64,
+}
+
+impl Nav {
+    /// The page text for `key`.
+    pub fn t(&self, key: &str) -> &'static str {
+        self.lang.t(key)
+    }
+}
+
+/// Mounts the console's pages and assets.
+pub fn mount(cfg: &mut web::ServiceConfig) {
+    cfg.route("/static/{file}", web::get().to(assets::serve))
+        .service(
+            web::scope("/login")
+                .wrap(from_fn(security_headers))
+                .route("", web::get().to(login::page)),
+        )
+        .service(
+            web::scope("")
+                .wrap(from_fn(require_session))
+                .wrap(from_fn(security_headers))
+                .route("/", web::get().to(dashboard::page))
+                .route("/jobs", web::get().to(jobs::list))
+                .route("/account/password", web::get().to(account::password)),
+        );
+}
+
+/// A rendered page, or 500 when a template fails (which the compiler mostly rules out).
+fn render(page: &impl Template) -> HttpResponse {
+    match page.render() {
+        Ok(html) => HttpResponse::Ok()
+            .content_type("text/html; charset=utf-8")
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .body(html),
+        Err(e) => {
+            log::error!("console page failed to render: {e}");
+            HttpResponse::InternalServerError().body("the page failed to render")
+        }
+    }
+}
+
+/// The layout of a page for `principal`.
+fn nav(req: &actix_web::HttpRequest, principal: &Principal, active: &'static str) -> Nav {
+    Nav {
+        lang: Lang::of(req),
+        user: Some(principal.user.username.clone()),
+        active,
+        asset_version: assets::VERSION,
+    }
+}
+
+/// Middleware: a page without a valid session redirects to the login page, which comes back
+/// to the page after logging in.
+async fn require_session(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<actix_web::body::EitherBody<impl MessageBody>>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return Err(actix_web::error::ErrorInternalServerError("state missing"));
+    };
+    match authenticate(&state, req.request()).await? {
+        Some(principal) if principal.session.is_some() => {
+            req.extensions_mut().insert(principal);
+            Ok(next.call(req).await?.map_into_left_body())
+        }
+        _ => {
+            let target = match req.query_string() {
+                "" => req.path().to_string(),
+                q => format!("{}?{q}", req.path()),
+            };
+            let location = match target.as_str() {
+                "/" => "/login".to_string(),
+                t => format!("/login?next={}", url_encode(t)),
+            };
+            let response = HttpResponse::SeeOther()
+                .insert_header((header::LOCATION, location))
+                .finish();
+            Ok(req.into_response(response).map_into_right_body())
+        }
+    }
+}
+
+/// Percent-encodes everything but unreserved characters and `/`.
+fn url_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Middleware: every page forbids inline and outside scripts, framing and MIME sniffing.
+async fn security_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let mut res = next.call(req).await?;
+    let headers = res.headers_mut();
+    for (name, value) in [
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "same-origin"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    Ok(res)
+}
+
+/// Epoch ms as `YYYY-MM-DD HH:MM:SS UTC`: what a page shows until its script puts the time in
+/// the browser's zone.
+fn utc_text(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_targets_are_encoded() {
+        assert_eq!(
+            url_encode("/jobs?group=1&x=a b"),
+            "/jobs%3Fgroup%3D1%26x%3Da%20b"
+        );
+        assert_eq!(utc_text(0), "1970-01-01 00:00:00 UTC");
+    }
+}

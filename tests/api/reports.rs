@@ -1,0 +1,51 @@
+//! `GET /api/v1/reports/daily`: runs per day for the dashboard.
+
+use chrono::Days;
+use jobwheel::actors::monitor_report::{day_start, local_date};
+use jobwheel::clock::now_ms;
+use jobwheel::model::LogReport;
+
+backends!(app: daily_reports_fill_every_day_of_the_range, |app| {
+    let tz = app.settings().timezone;
+    let today = local_date(tz, now_ms());
+    let yesterday = today - Days::new(1);
+    app.store
+        .upsert_log_report(&LogReport {
+            trigger_day: day_start(tz, yesterday),
+            running_count: 2,
+            suc_count: 40,
+            fail_count: 3,
+            update_time: now_ms(),
+        })
+        .await
+        .unwrap();
+
+    let res = app.api.daily_report("").await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let days = res.body.as_array().unwrap();
+    assert_eq!(days.len(), 7, "the default range is a week: {}", res.body);
+    assert_eq!(days[6]["day"], today.to_string());
+    assert_eq!(days[5]["day"], yesterday.to_string());
+    assert_eq!(
+        (&days[5]["success"], &days[5]["fail"], &days[5]["running"]),
+        (&40.into(), &3.into(), &2.into())
+    );
+    assert_eq!(days[0]["success"], 0, "a day without a report counts zero");
+
+    let res = app
+        .api
+        .daily_report(&format!("?from={yesterday}&to={yesterday}"))
+        .await;
+    assert_eq!(res.body.as_array().unwrap().len(), 1, "{}", res.body);
+
+    for (query, field) in [
+        ("?from=yesterday", "from"),
+        ("?to=2026-13-01", "to"),
+        ("?from=2026-12-02&to=2026-12-01", "from"),
+        ("?from=2020-01-01&to=2026-01-01", "from"),
+    ] {
+        let res = app.api.daily_report(query).await;
+        assert_eq!((res.status, res.field()), (400, field.to_string()), "{query}: {}", res.body);
+    }
+    assert_eq!(app.anonymous().daily_report("").await.status, 401);
+});

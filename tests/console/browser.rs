@@ -1,0 +1,326 @@
+//! The console in Debian's chromium, driven through chromedriver: log in, the dashboard, the
+//! job list, the language switch, changing the password, logging out. Screenshots land in
+//! `target/ui-screenshots/` for a person to look at.
+
+use std::cell::RefCell;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use jobwheel::store::Backend;
+use serde_json::json;
+
+use crate::kit::{wait_for, TestApp, ADMIN_PASSWORD};
+
+/// How long a page may take to show what a step expects.
+const WAIT: Duration = Duration::from_secs(10);
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// A headless chromium session; its chromedriver is killed on drop.
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// A browser, or `None` (skipped) where chromium is not installed; under `CI` a missing
+    /// browser fails the test.
+    pub async fn start() -> Option<Browser> {
+        if !std::path::Path::new(CHROMEDRIVER).exists() || !std::path::Path::new(CHROMIUM).exists()
+        {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but {CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)"
+            );
+            eprintln!("skipped: no chromium/chromedriver");
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // its own process group, so that dropping the browser ends chromium too, even when a
+        // failed step never closed the session
+        let driver = Command::new(CHROMEDRIVER)
+            .process_group(0)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let profile = tempfile::tempdir().unwrap();
+        let caps = json!({
+            "goog:chromeOptions": {
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--window-size=1366,900",
+                    format!("--user-data-dir={}", profile.path().display()),
+                ]
+            }
+        });
+        let caps = match caps {
+            serde_json::Value::Object(map) => map,
+            _ => unreachable!(),
+        };
+        let url = format!("http://127.0.0.1:{port}");
+        let mut last = None;
+        for _ in 0..100 {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(client) => {
+                    return Some(Browser {
+                        client,
+                        driver,
+                        _profile: profile,
+                    })
+                }
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("chromedriver did not answer: {last:?}");
+    }
+
+    /// Saves what the window shows as `target/ui-screenshots/<name>.png`.
+    pub async fn screenshot(&self, name: &str) {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ui-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let png = self.client.screenshot().await.expect("screenshot");
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    /// The current path and query.
+    pub async fn path(&self) -> String {
+        let url = self.client.current_url().await.unwrap();
+        match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        }
+    }
+
+    /// Waits until the current path is `path`.
+    pub async fn wait_path(&self, path: &str) {
+        let seen = &RefCell::new(String::new());
+        let arrived = wait_for(WAIT, move || async move {
+            let now = self.path().await;
+            let hit = now == path;
+            *seen.borrow_mut() = now;
+            hit.then_some(())
+        })
+        .await;
+        assert!(
+            arrived.is_some(),
+            "expected to be at {path}, still at {}",
+            seen.borrow()
+        );
+    }
+
+    /// Waits until the element `css` shows `text`.
+    pub async fn wait_text(&self, css: &str, text: &str) {
+        let seen = &RefCell::new(String::new());
+        let shown = wait_for(WAIT, move || async move {
+            let now = match self.client.find(Locator::Css(css)).await {
+                Ok(el) => el.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            let hit = now.contains(text);
+            *seen.borrow_mut() = now;
+            hit.then_some(())
+        })
+        .await;
+        assert!(
+            shown.is_some(),
+            "{css} should show {text:?}, shows {:?}",
+            seen.borrow()
+        );
+    }
+
+    /// Types `text` into the field `css`.
+    pub async fn fill(&self, css: &str, text: &str) {
+        let field = self.client.find(Locator::Css(css)).await.expect(css);
+        field.clear().await.unwrap();
+        field.send_keys(text).await.unwrap();
+    }
+
+    /// Clicks the element `css`.
+    pub async fn click(&self, css: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .expect(css)
+            .click()
+            .await
+            .unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.driver.id()) {
+            // SAFETY: kill(2) with a negative pid signals the process group; no memory is shared
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+        let _ = self.driver.wait();
+    }
+}
+
+#[actix_web::test]
+async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
+    let Some(app) = TestApp::start(Backend::Sqlite).await else {
+        return;
+    };
+    let Some(browser) = Browser::start().await else {
+        app.finish().await;
+        return;
+    };
+    let group = app.group("demo-app").await;
+    for (desc, author) in [
+        ("Nightly report <b>export</b>", "ops"),
+        ("Clean temp files", "ops"),
+        ("Sync partners", "li.wei"),
+    ] {
+        let id = app.job(group, desc).await;
+        let res = app
+            .api
+            .call_with(
+                actix_web::http::Method::GET,
+                &format!("/api/v1/jobs/{id}"),
+                None,
+                &[],
+            )
+            .await;
+        let mut job = res.body;
+        job["author"] = json!(author);
+        assert_eq!(app.api.update_job(id, job).await.status, 200);
+    }
+    let first = app.api.list_jobs("").await.body["items"][0]["id"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(app.api.start_job(first).await.status, 200);
+
+    let b = &browser;
+    let c = &b.client;
+    // a page without a session sends the browser to log in, and back after
+    c.goto(&format!("{}/jobs", app.base)).await.unwrap();
+    b.wait_path("/login?next=/jobs").await;
+    b.fill("input[name=username]", "admin").await;
+    b.fill("input[name=password]", "wrong-password").await;
+    b.click("button[type=submit]").await;
+    b.wait_text("[data-error-for='']", "wrong username or password")
+        .await;
+    b.screenshot("login-error").await;
+    b.fill("input[name=password]", ADMIN_PASSWORD).await;
+    b.click("button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    b.wait_text("#jobs tbody", "Nightly report <b>export</b>")
+        .await;
+    let rows = c
+        .find_all(Locator::Css("#jobs tbody tr[data-job-id]"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 3);
+    // next fire time, put in the browser's zone by the page's script (no "UTC" left)
+    let next = c
+        .find(Locator::Css(&format!("tr[data-job-id='{first}'] time")))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!next.contains("UTC") && next.len() == 19, "{next}");
+    b.screenshot("jobs").await;
+
+    // filters
+    c.find(Locator::Css("select[name=status]"))
+        .await
+        .unwrap()
+        .select_by_value("1")
+        .await
+        .unwrap();
+    b.click(".filters button[type=submit]").await;
+    b.wait_path("/jobs?group=&status=1&desc=&handler=&author=")
+        .await;
+    let rows = c
+        .find_all(Locator::Css("#jobs tbody tr[data-job-id]"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+
+    // dashboard
+    b.click("header nav a[href='/']").await;
+    b.wait_path("/").await;
+    b.wait_text("#jobs-scheduled", "1").await;
+    b.wait_text("#jobs-stopped", "2").await;
+    let bars = c.find_all(Locator::Css("svg.chart g")).await.unwrap();
+    assert_eq!(bars.len(), 7);
+    b.screenshot("dashboard").await;
+
+    // the language switch is remembered by the browser
+    c.find(Locator::Css("#lang"))
+        .await
+        .unwrap()
+        .select_by_value("zh")
+        .await
+        .unwrap();
+    b.wait_text("header nav", "任务管理").await;
+    c.goto(&format!("{}/jobs", app.base)).await.unwrap();
+    b.wait_text("h1", "任务管理").await;
+    b.screenshot("jobs-zh").await;
+    c.find(Locator::Css("#lang"))
+        .await
+        .unwrap()
+        .select_by_value("en")
+        .await
+        .unwrap();
+    b.wait_text("h1", "Jobs").await;
+
+    // change the password: mistakes are shown beside their field
+    b.click("header .me a[href='/account/password']").await;
+    b.wait_path("/account/password").await;
+    b.fill("input[name=currentPassword]", ADMIN_PASSWORD).await;
+    b.fill("input[name=newPassword]", "brand-new-pass").await;
+    b.fill("input[name=repeat]", "brand-new-typo").await;
+    b.click("button[type=submit]").await;
+    b.wait_text("[data-error-for='repeat'], [data-error-for='']", "differ")
+        .await;
+    b.fill("input[name=newPassword]", "short").await;
+    b.fill("input[name=repeat]", "short").await;
+    b.click("button[type=submit]").await;
+    b.wait_text("[data-error-for='newPassword']", "at least 8")
+        .await;
+    b.screenshot("password-error").await;
+    b.fill("input[name=newPassword]", "brand-new-pass").await;
+    b.fill("input[name=repeat]", "brand-new-pass").await;
+    b.click("button[type=submit]").await;
+    b.wait_text(".notice", "Password changed").await;
+    assert_eq!(
+        app.anonymous()
+            .login("admin", "brand-new-pass")
+            .await
+            .status,
+        200
+    );
+
+    // log out: the session is gone, pages redirect again
+    b.click("#logout").await;
+    b.wait_path("/login").await;
+    c.goto(&format!("{}/", app.base)).await.unwrap();
+    b.wait_path("/login").await;
+    b.screenshot("login").await;
+
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}

@@ -1,0 +1,103 @@
+//! Console pages over HTTP: redirects without a session, escaping, filters, permissions.
+
+use jobwheel::model::{Role, User};
+use jobwheel::password::hash_password;
+
+backends!(app: pages_need_a_session_and_forbid_outside_scripts, |app| {
+    let anon = app.anonymous();
+    let page = anon.page("/").await;
+    assert_eq!((page.status, page.location.as_str()), (303, "/login"));
+    let page = anon.page("/jobs?group=1&desc=a%20b").await;
+    assert_eq!(page.status, 303);
+    assert_eq!(page.location, "/login?next=/jobs%3Fgroup%3D1%26desc%3Da%2520b");
+    let login = anon.page("/login?next=//evil.example/").await;
+    assert_eq!(login.status, 200);
+    assert!(login.html.contains(r#"data-next="/""#), "an outside next is dropped");
+    assert!(login.csp.contains("script-src 'self'"), "{}", login.csp);
+    assert!(login.csp.contains("frame-ancestors 'none'"), "{}", login.csp);
+    assert!(!login.html.contains("<script>"), "no inline script");
+    for asset in ["console.css", "console.js", "favicon.svg"] {
+        assert_eq!(anon.page(&format!("/static/{asset}")).await.status, 200, "{asset}");
+    }
+    let escape = anon.page("/static/..%2FCargo.toml").await;
+    assert!(escape.status == 404 && !escape.html.contains("[package]"), "{escape:?}");
+    assert_eq!(anon.page("/static/nothing.js").await.status, 404);
+
+    // a logged-in browser goes from the login page straight on
+    assert_eq!(app.api.page("/login?next=/jobs").await.location, "/jobs");
+    // the REST API still answers 401 in JSON, never a redirect
+    assert_eq!(anon.me().await.status, 401);
+});
+
+backends!(app: the_dashboard_counts_jobs_and_executors, |app| {
+    let group = app.group("dash-app").await;
+    let running = app.job(group, "scheduled one").await;
+    app.job(group, "stopped one").await;
+    assert_eq!(app.api.start_job(running).await.status, 200);
+    app.api.set_executor_token(Some(&app.token));
+    let res = app.api.register_executor("dash-app", "http://127.0.0.1:1/").await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
+    let page = app.api.page("/").await;
+    assert_eq!(page.status, 200);
+    assert!(page.html.contains(r#"id="jobs-scheduled">1<"#), "{}", page.html);
+    assert!(page.html.contains(r#"id="jobs-stopped">1<"#));
+    assert!(page.html.contains(r#"id="executors-online">1<"#));
+    assert_eq!(page.html.matches("<g><title>").count(), 7, "a week of bars");
+    let month = app.api.page("/?days=30").await;
+    assert_eq!(month.html.matches("<g><title>").count(), 30);
+    let odd = app.api.page("/?days=5000").await;
+    assert_eq!(odd.html.matches("<g><title>").count(), 7, "unknown ranges fall back");
+});
+
+backends!(app: the_job_list_escapes_filters_and_pages, |app| {
+    let group = app.group("list-app").await;
+    let evil = app.job(group, "<script>alert(1)</script>").await;
+    for i in 0..25 {
+        app.job(group, &format!("batch job {i:02}")).await;
+    }
+    let page = app.api.page("/jobs").await;
+    assert_eq!(page.status, 200);
+    assert!(!page.html.contains("<script>alert(1)"), "descriptions are escaped");
+    assert!(page.html.contains("&#60;script&#62;alert(1)") || page.html.contains("&lt;script&gt;"));
+    assert!(page.html.contains(&format!(r#"data-job-id="{evil}""#)));
+    assert_eq!(page.html.matches("data-job-id=").count(), 20, "a page holds 20");
+    assert!(page.html.contains("page=2"), "a link to the next page");
+
+    let second = app.api.page("/jobs?page=2").await;
+    assert_eq!(second.html.matches("data-job-id=").count(), 6);
+    let found = app.api.page("/jobs?desc=job+07").await;
+    assert_eq!(found.html.matches("data-job-id=").count(), 1, "{}", found.html);
+    let none = app.api.page("/jobs?status=1").await;
+    assert_eq!(none.html.matches("data-job-id=").count(), 0);
+    // unreadable filters are ignored, not an error page
+    let odd = app.api.page("/jobs?group=x&status=7&page=-3").await;
+    assert_eq!(odd.status, 200);
+    assert_eq!(odd.html.matches("data-job-id=").count(), 20);
+});
+
+backends!(app: normal_users_see_only_their_groups_on_pages, |app| {
+    let mine = app.group("page-mine").await;
+    let theirs = app.group("page-theirs").await;
+    app.job(mine, "visible job").await;
+    app.job(theirs, "hidden job").await;
+    app.store
+        .insert_user(&User {
+            id: 0,
+            username: "bob".into(),
+            password_hash: hash_password("bob-pass-12").unwrap(),
+            role: Role::User,
+            permission: vec![mine as i32],
+        })
+        .await
+        .unwrap();
+    let bob = app.anonymous();
+    assert_eq!(bob.login("bob", "bob-pass-12").await.status, 200);
+    let jobs = bob.page("/jobs").await;
+    assert!(jobs.html.contains("visible job"));
+    assert!(!jobs.html.contains("hidden job"));
+    assert!(!jobs.html.contains("page-theirs"), "other groups are not offered");
+    let filtered = bob.page(&format!("/jobs?group={theirs}")).await;
+    assert!(!filtered.html.contains("hidden job"));
+    let dash = bob.page("/").await;
+    assert!(dash.html.contains(r#"id="jobs-stopped">1<"#), "{}", dash.html);
+});
