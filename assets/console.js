@@ -47,6 +47,10 @@ function formBody(form) {
       body[el.name] = el.value.split(",").map((s) => s.trim()).filter((s) => s).map(Number);
       continue;
     }
+    if (el.dataset.type === "list") {
+      body[el.name] = el.value.split(",").map((s) => s.trim()).filter((s) => s);
+      continue;
+    }
     if (el.multiple) { body[el.name] = Array.from(el.selectedOptions, (o) => Number(o.value)); continue; }
     body[el.name] = el.value;
   }
@@ -80,7 +84,7 @@ async function submitApiForm(form) {
     showErrors(form, null);
     if (form.dataset.next) { location.href = form.dataset.next; return; }
     if (notice && form.dataset.done) { notice.textContent = form.dataset.done; notice.hidden = false; }
-    form.reset();
+    if (form.id !== "trigger-form") form.reset();
   } catch (err) {
     showErrors(form, err);
   } finally {
@@ -88,7 +92,94 @@ async function submitApiForm(form) {
   }
 }
 
+// "2026-12-01 10:00:00" in `zone` (an IANA name), or in the browser's zone when it is unknown.
+function zoned(ms, zone) {
+  const opts = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    second: "2-digit", hourCycle: "h23" };
+  let parts;
+  try { parts = new Intl.DateTimeFormat("en-CA", Object.assign({ timeZone: zone }, opts)).formatToParts(ms); }
+  catch (e) { parts = new Intl.DateTimeFormat("en-CA", opts).formatToParts(ms); }
+  const p = Object.fromEntries(parts.map((x) => [x.type, x.value]));
+  return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" + p.second;
+}
+
+// The job form's preview of the next five fire times, asked of the API as the schedule changes.
+function schedulePreview(form) {
+  const list = document.getElementById("preview-times");
+  const error = document.getElementById("preview-error");
+  if (!list) return;
+  let timer = null, asked = 0;
+  const refresh = async () => {
+    const n = ++asked;
+    const type = form.elements.scheduleType.value;
+    const zone = form.elements.timezone.value.trim() || form.dataset.defaultTz;
+    const body = { scheduleType: type, scheduleConf: form.elements.scheduleConf.value,
+      timezone: form.elements.timezone.value.trim(), count: 5 };
+    if (type === "NONE") { list.replaceChildren(); error.textContent = ""; return; }
+    try {
+      const res = await api("POST", "/api/v1/schedule/preview", body);
+      if (n !== asked) return;
+      error.textContent = "";
+      list.replaceChildren(...res.fireTimes.map((ms) => {
+        const li = document.createElement("li");
+        li.textContent = zoned(ms, zone) + " (" + zone + ")";
+        return li;
+      }));
+    } catch (err) {
+      if (n !== asked) return;
+      list.replaceChildren();
+      error.textContent = err.error || "";
+    }
+  };
+  const later = () => { clearTimeout(timer); timer = setTimeout(refresh, 250); };
+  for (const name of ["scheduleType", "scheduleConf", "timezone"]) {
+    form.elements[name].addEventListener("input", later);
+    form.elements[name].addEventListener("change", later);
+  }
+  refresh();
+}
+
+// Buttons that call the API and reload the page: start, stop, delete (after a confirmation).
+async function callButton(button) {
+  if (button.dataset.confirm && !confirm(button.dataset.confirm + "?")) return;
+  button.disabled = true;
+  try {
+    await api(button.dataset.method || "POST", button.dataset.call);
+    location.reload();
+  } catch (err) {
+    alert(err.error || "request failed");
+    button.disabled = false;
+  }
+}
+
+function triggerDialog(button) {
+  const dialog = document.getElementById("trigger-dialog");
+  const form = document.getElementById("trigger-form");
+  form.reset();
+  showErrors(form, null);
+  form.querySelector(".notice").hidden = true;
+  form.dataset.api = "/api/v1/jobs/" + button.dataset.trigger + "/trigger";
+  document.getElementById("trigger-title").textContent = button.dataset.title;
+  dialog.showModal();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const jobForm = document.getElementById("job-form");
+  if (jobForm) schedulePreview(jobForm);
+  for (const b of document.querySelectorAll("button[data-call]")) {
+    b.addEventListener("click", () => callButton(b));
+  }
+  for (const b of document.querySelectorAll("button[data-trigger]")) {
+    b.addEventListener("click", () => triggerDialog(b));
+  }
+  for (const b of document.querySelectorAll("dialog button[data-close]")) {
+    b.addEventListener("click", () => b.closest("dialog").close());
+  }
+  const triggerForm = document.getElementById("trigger-form");
+  if (triggerForm) {
+    triggerForm.noValidate = true;
+    triggerForm.addEventListener("submit", (e) => { e.preventDefault(); submitApiForm(triggerForm); });
+  }
   localTimes(document);
   for (const sel of document.querySelectorAll("#lang")) {
     sel.addEventListener("change", () => setLang(sel.value));

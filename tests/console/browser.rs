@@ -13,7 +13,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use jobwheel::store::Backend;
 use serde_json::json;
 
-use crate::kit::{wait_for, TestApp, ADMIN_PASSWORD};
+use crate::kit::{wait_for, Behaviour, FakeExecutor, TestApp, ADMIN_PASSWORD};
 
 /// How long a page may take to show what a step expects.
 const WAIT: Duration = Duration::from_secs(10);
@@ -152,6 +152,18 @@ impl Browser {
         let field = self.client.find(Locator::Css(css)).await.expect(css);
         field.clear().await.unwrap();
         field.send_keys(text).await.unwrap();
+    }
+
+    /// Logs in as `admin` through the login page.
+    pub async fn log_in(&self, app: &TestApp) {
+        self.client
+            .goto(&format!("{}/login", app.base))
+            .await
+            .unwrap();
+        self.fill("input[name=username]", "admin").await;
+        self.fill("input[name=password]", ADMIN_PASSWORD).await;
+        self.click("button[type=submit]").await;
+        self.wait_path("/").await;
     }
 
     /// Clicks the element `css`.
@@ -319,6 +331,177 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
     c.goto(&format!("{}/", app.base)).await.unwrap();
     b.wait_path("/login").await;
     b.screenshot("login").await;
+
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}
+
+#[actix_web::test]
+async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
+    let Some(app) = TestApp::start(Backend::Sqlite).await else {
+        return;
+    };
+    let Some(browser) = Browser::start().await else {
+        app.finish().await;
+        return;
+    };
+    let group = app.group("demo-app").await;
+    let executor = FakeExecutor::start(&app.base, &app.token, Behaviour::default());
+    executor.register("demo-app").await;
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+    b.click("header nav a[href='/jobs']").await;
+    b.wait_path("/jobs").await;
+
+    // a new job: the API's complaint is shown beside its field
+    b.click("#new-job").await;
+    b.wait_path("/jobs/new").await;
+    b.fill("#job-form input[name=scheduleConf]", "0 0/15 * * * ?")
+        .await;
+    b.fill("#job-form input[name=timezone]", "Asia/Shanghai")
+        .await;
+    // the preview follows the schedule as it is typed, in the job's zone
+    b.wait_text("#preview-times", "(Asia/Shanghai)").await;
+    let times = c.find_all(Locator::Css("#preview-times li")).await.unwrap();
+    assert_eq!(times.len(), 5);
+    let first = times[0].text().await.unwrap();
+    assert!(
+        first.contains(":00:00")
+            || first.contains(":15:00")
+            || first.contains(":30:00")
+            || first.contains(":45:00"),
+        "{first}"
+    );
+    b.fill("#job-form input[name=scheduleConf]", "0 0 25 * * ?")
+        .await;
+    b.wait_text("#preview-error", "hour").await;
+    b.screenshot("job-preview-error").await;
+    b.fill("#job-form input[name=scheduleConf]", "0 0/15 * * * ?")
+        .await;
+    b.wait_text("#preview-times", "(Asia/Shanghai)").await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_text("[data-error-for=jobDesc]", "jobDesc is required")
+        .await;
+    b.screenshot("job-new-error").await;
+    b.fill("#job-form input[name=jobDesc]", "Quarter-hour sync")
+        .await;
+    b.fill("#job-form input[name=author]", "ops").await;
+    b.fill("#job-form input[name=executorHandler]", "demoJobHandler")
+        .await;
+    b.fill("#job-form textarea[name=executorParam]", "--full")
+        .await;
+    b.fill("#job-form input[name=executorFailRetryCount]", "2")
+        .await;
+    b.screenshot("job-new").await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    b.wait_text("#jobs tbody", "Quarter-hour sync").await;
+    let listed = app.api.list_jobs("").await;
+    let job = &listed.body["items"][0];
+    let id = job["id"].as_i64().unwrap();
+    assert_eq!(
+        (
+            job["jobGroup"].as_i64(),
+            job["timezone"].as_str(),
+            job["executorParam"].as_str()
+        ),
+        (Some(group), Some("Asia/Shanghai"), Some("--full"))
+    );
+    assert_eq!(job["executorFailRetryCount"], 2);
+
+    // edit: the form holds the saved values
+    b.click(&format!("tr[data-job-id='{id}'] a[href='/jobs/{id}']"))
+        .await;
+    b.wait_path(&format!("/jobs/{id}")).await;
+    let param = c
+        .find(Locator::Css("#job-form textarea[name=executorParam]"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(param.as_deref(), Some("--full"));
+    b.fill("#job-form input[name=jobDesc]", "Quarter-hour sync v2")
+        .await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    b.wait_text("#jobs tbody", "Quarter-hour sync v2").await;
+
+    // start, then stop
+    b.click(&format!(
+        "tr[data-job-id='{id}'] button[data-call$='/start']"
+    ))
+    .await;
+    b.wait_text(&format!("tr[data-job-id='{id}']"), "Scheduled")
+        .await;
+    assert_eq!(app.api.get_job(id).await.body["triggerStatus"], 1);
+    b.click(&format!(
+        "tr[data-job-id='{id}'] button[data-call$='/stop']"
+    ))
+    .await;
+    b.wait_text(&format!("tr[data-job-id='{id}']"), "Stopped")
+        .await;
+
+    // run once with a parameter: the executor receives it
+    b.click(&format!("tr[data-job-id='{id}'] button[data-trigger]"))
+        .await;
+    b.fill("#trigger-form textarea[name=executorParam]", "once-param")
+        .await;
+    b.screenshot("job-trigger").await;
+    b.click("#trigger-form button[type=submit]").await;
+    b.wait_text("#trigger-form .notice", "Triggered").await;
+    let params = wait_for(WAIT, || async {
+        let runs = executor.calls_to("run");
+        let params: Vec<String> = runs
+            .iter()
+            .map(|r| r["executorParams"].as_str().unwrap_or_default().to_string())
+            .collect();
+        (!params.is_empty()).then_some(params)
+    })
+    .await;
+    assert_eq!(params, Some(vec!["once-param".to_string()]));
+    // a bad address is refused beside its field
+    b.fill("#trigger-form input[name=addressList]", "10.0.0.1:9999")
+        .await;
+    b.click("#trigger-form button[type=submit]").await;
+    b.wait_text("#trigger-form [data-error-for=addressList]", "http://")
+        .await;
+    b.click("#trigger-form button[data-close]").await;
+
+    // copy: a new stopped job with the same definition
+    b.click(&format!(
+        "tr[data-job-id='{id}'] a[href='/jobs/new?copy={id}']"
+    ))
+    .await;
+    b.wait_path(&format!("/jobs/new?copy={id}")).await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    b.wait_text("#jobs tbody", "Quarter-hour sync v2 (copy)")
+        .await;
+    let listed = app.api.list_jobs("").await;
+    assert_eq!(listed.body["total"], 2);
+    let copy = &listed.body["items"][1];
+    assert_eq!(copy["executorParam"], "--full");
+    assert_eq!(copy["scheduleConf"], "0 0/15 * * * ?");
+    b.screenshot("jobs-actions").await;
+
+    // delete, after a confirmation
+    let copy_id = copy["id"].as_i64().unwrap();
+    b.click(&format!("tr[data-job-id='{copy_id}'] button.danger"))
+        .await;
+    c.accept_alert().await.unwrap();
+    let gone = wait_for(WAIT, || async {
+        (app.api.get_job(copy_id).await.status == 404).then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "the copy was deleted");
+    b.wait_path("/jobs").await;
+
+    // a job that does not exist, or a page of nonsense: an error page, not a crash
+    c.goto(&format!("{}/jobs/999999", app.base)).await.unwrap();
+    b.wait_text("h1", "404").await;
 
     browser.client.clone().close().await.unwrap();
     drop(browser);

@@ -161,7 +161,7 @@ async fn load_group(state: &AppState, id: i32, field: Option<&'static str>) -> A
 }
 
 /// The job with this id if the caller may see it: 404 when missing, 403 when not permitted.
-async fn load_job(state: &AppState, principal: &Principal, id: i32) -> ApiResult<JobInfo> {
+pub(crate) async fn load_job(state: &AppState, principal: &Principal, id: i32) -> ApiResult<JobInfo> {
     let job = state
         .store
         .get_job(id)

@@ -19,7 +19,9 @@ mod account;
 mod assets;
 pub mod chart;
 mod dashboard;
+mod errors;
 mod i18n;
+mod job_edit;
 mod jobs;
 mod login;
 
@@ -58,6 +60,8 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                 .wrap(from_fn(security_headers))
                 .route("/", web::get().to(dashboard::page))
                 .route("/jobs", web::get().to(jobs::list))
+                .route("/jobs/new", web::get().to(job_edit::new))
+                .route("/jobs/{id}", web::get().to(job_edit::edit))
                 .route("/account/password", web::get().to(account::password)),
         );
 }

@@ -1,0 +1,133 @@
+//! A job's form: new, copied from another, or edited. Saving is the REST API's
+//! (`POST /api/v1/jobs`, `PUT /api/v1/jobs/{id}`); the page shows its `{error, field}` beside
+//! the field and previews the next fire times as the schedule is typed.
+
+use actix_web::{web, HttpRequest};
+use askama::Template;
+use serde::Deserialize;
+
+use super::errors::{PageError, PageResult};
+use super::{nav, render, Nav};
+use crate::model::{
+    join_ids, GlueType, JobGroup, JobInfo, MisfireStrategy, RouteStrategy, ScheduleType,
+    TRIGGER_STATUS_STOPPED,
+};
+use crate::protocol::BlockStrategy;
+use crate::web::api::auth::Principal;
+use crate::web::api::error::ApiError;
+use crate::web::api::load_job;
+use crate::web::AppState;
+
+#[derive(Template)]
+#[template(path = "job_edit.html")]
+struct JobForm {
+    nav: Nav,
+    job: JobInfo,
+    children: String,
+    groups: Vec<JobGroup>,
+    api_url: String,
+    api_method: &'static str,
+    default_tz: String,
+    schedule_types: &'static [&'static str],
+    misfire_strategies: &'static [&'static str],
+    route_strategies: &'static [&'static str],
+    block_strategies: Vec<&'static str>,
+    glue_types: Vec<&'static str>,
+}
+
+impl JobForm {
+    async fn build(
+        state: &AppState,
+        req: &HttpRequest,
+        principal: &Principal,
+        job: JobInfo,
+    ) -> Result<JobForm, PageError> {
+        let groups: Vec<JobGroup> = state
+            .store
+            .list_groups()
+            .await?
+            .into_iter()
+            .filter(|g| principal.can_access(g.id))
+            .collect();
+        let (api_url, api_method) = match job.id {
+            0 => ("/api/v1/jobs".to_string(), "POST"),
+            id => (format!("/api/v1/jobs/{id}"), "PUT"),
+        };
+        Ok(JobForm {
+            nav: nav(req, principal, "jobs"),
+            children: join_ids(&job.child_job_ids).replace(',', ", "),
+            job,
+            groups,
+            api_url,
+            api_method,
+            default_tz: state.settings.timezone.name().to_string(),
+            schedule_types: ScheduleType::NAMES,
+            misfire_strategies: MisfireStrategy::NAMES,
+            route_strategies: RouteStrategy::NAMES,
+            block_strategies: BlockStrategy::ALL.iter().map(|b| b.as_str()).collect(),
+            glue_types: GlueType::ALL.iter().map(|g| g.as_str()).collect(),
+        })
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct NewQuery {
+    copy: Option<i32>,
+}
+
+/// `GET /jobs/new[?copy=ID]`: an empty form, or a copy of a job the user may see.
+pub(super) async fn new(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    principal: Principal,
+    query: web::Query<NewQuery>,
+) -> PageResult {
+    let job = match query.copy {
+        Some(id) => {
+            let original = load_job(&state, &principal, id).await?;
+            JobInfo {
+                id: 0,
+                job_desc: format!("{} (copy)", original.job_desc),
+                trigger_status: TRIGGER_STATUS_STOPPED,
+                trigger_last_time: 0,
+                trigger_next_time: 0,
+                ..original
+            }
+        }
+        None => {
+            let first = state
+                .store
+                .list_groups()
+                .await?
+                .into_iter()
+                .find(|g| principal.can_access(g.id));
+            let Some(group) = first else {
+                return Err(ApiError::Conflict(
+                    "there is no executor group to put a job in yet: create one first".into(),
+                )
+                .into());
+            };
+            JobInfo {
+                schedule_type: ScheduleType::Cron,
+                schedule_conf: "0 0 * * * ?".into(),
+                ..JobInfo::new(group.id, "", "")
+            }
+        }
+    };
+    Ok(render(
+        &JobForm::build(&state, &req, &principal, job).await?,
+    ))
+}
+
+/// `GET /jobs/{id}`: the job's form.
+pub(super) async fn edit(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    principal: Principal,
+    id: web::Path<i32>,
+) -> PageResult {
+    let job = load_job(&state, &principal, id.into_inner()).await?;
+    Ok(render(
+        &JobForm::build(&state, &req, &principal, job).await?,
+    ))
+}
