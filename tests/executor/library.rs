@@ -15,6 +15,17 @@ async fn library(admin: &FakeAdmin) -> Exec {
     Exec::start(Target::Library, admin, Opts::default()).await
 }
 
+/// The JSON answer to an empty POST to `url` carrying the test token.
+async fn post_empty(client: &awc::Client, url: String) -> Value {
+    let mut res = client
+        .post(url)
+        .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
+        .send()
+        .await
+        .unwrap();
+    serde_json::from_slice(&res.body().await.unwrap()).unwrap()
+}
+
 #[actix_rt::test]
 async fn async_timeout_drops_the_handler_future() {
     let admin = FakeAdmin::start();
@@ -216,22 +227,10 @@ async fn mounts_into_an_app_with_configure_and_scope() {
     let mut hello = client.get(format!("{base}/hello")).send().await.unwrap();
     assert_eq!(hello.body().await.unwrap(), "hi");
     for prefix in ["/xxl-job", "/root-style"] {
-        let mut beat = client
-            .post(format!("{base}{prefix}/beat"))
-            .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
-            .send()
-            .await
-            .unwrap();
-        let v: Value = serde_json::from_slice(&beat.body().await.unwrap()).unwrap();
+        let v = post_empty(&client, format!("{base}{prefix}/beat")).await;
         assert_eq!(v, json!({"code":200,"msg":"Success"}), "{prefix}");
     }
-    let mut unknown = client
-        .post(format!("{base}/xxl-job/nope"))
-        .insert_header(("XXL-JOB-ACCESS-TOKEN", TEST_TOKEN))
-        .send()
-        .await
-        .unwrap();
-    let v: Value = serde_json::from_slice(&unknown.body().await.unwrap()).unwrap();
+    let v = post_empty(&client, format!("{base}/xxl-job/nope")).await;
     assert_eq!(
         v,
         json!({"code":500,"msg":"invalid request, uri-mapping(/xxl-job/nope) not found."})
