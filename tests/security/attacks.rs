@@ -33,6 +33,11 @@ fn executor_client(app: &TestApp, token: Option<&str>) -> Api {
     api
 }
 
+/// A fake executor that leaves every run without a result: the test posts them.
+fn resultless_executor(app: &TestApp) -> FakeExecutor {
+    FakeExecutor::start(&app.base, &app.token, Behaviour::without_results())
+}
+
 fn registration(app_name: &str, address: &str) -> Value {
     json!({"registryGroup": "EXECUTOR", "registryKey": app_name, "registryValue": address})
 }
@@ -116,12 +121,7 @@ backends!(app: the_registry_takes_only_the_right_token, |app| {
 });
 
 backends!(app: a_result_is_taken_only_from_the_runs_group, |app| {
-    // it leaves every run without a result: the test posts them
-    let exec = FakeExecutor::start(
-        &app.base,
-        &app.token,
-        Behaviour::without_results(),
-    );
+    let exec = resultless_executor(app);
     let own_token = "group-one-secret-1";
     let own = group(app, "res-own", Some(own_token)).await;
     group(app, "res-two", Some("group-two-secret-2")).await;
@@ -275,12 +275,7 @@ backends!(app: text_with_nul_is_refused_by_name_and_stores_nothing, |app| {
 });
 
 backends!(app: a_mixed_callback_batch_stores_the_good_results_once, |app| {
-    // it leaves every run without a result: the test posts them
-    let exec = FakeExecutor::start(
-        &app.base,
-        &app.token,
-        Behaviour::without_results(),
-    );
+    let exec = resultless_executor(app);
     let g = app.group("mixed-app").await;
     let reg = executor_client(app, Some(&app.token));
     let res = reg
