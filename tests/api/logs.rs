@@ -1,6 +1,7 @@
 //! REST API v1 logs against a fake executor: manual trigger, log list and filters, the
 //! executor log proxy, kill, clearing, and the registry list.
 
+use crate::kit::db::cron_log;
 use crate::kit::{Behaviour, FakeExecutor};
 use actix_web::http::Method;
 use serde_json::json;
@@ -186,17 +187,7 @@ backends!(app: clearing_many_logs_goes_in_batches, |app| {
     let now = jobwheel::clock::now_ms();
     for i in 0..1200 {
         app.store
-            .insert_log(&jobwheel::model::NewLog {
-                job_group: g as i32,
-                job_id: job as i32,
-                trigger_type: jobwheel::model::TriggerType::Cron,
-                schedule_time: now - 100_000 + i,
-                trigger_time: now - 100_000 + i,
-                executor_handler: None,
-                executor_param: None,
-                executor_sharding_param: None,
-                executor_fail_retry_count: 0,
-            })
+            .insert_log(&cron_log(g as i32, job as i32, now - 100_000 + i))
             .await
             .unwrap();
     }

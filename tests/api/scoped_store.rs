@@ -1,9 +1,9 @@
 //! The store functions added for the REST API, on SQLite, PostgreSQL and MySQL.
 
-use jobwheel::model::{
-    AddressType, JobGroup, JobInfo, NewLog, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING,
-};
+use jobwheel::model::{AddressType, JobGroup, JobInfo, ScheduleType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{JobFilter, LogFilter, Store};
+
+use crate::kit::db::manual_log;
 
 async fn group(store: &Store, app: &str) -> i32 {
     store
@@ -28,20 +28,7 @@ async fn job(store: &Store, group: i32, desc: &str) -> i32 {
 }
 
 async fn log(store: &Store, group: i32, job: i32, t: i64) -> i64 {
-    store
-        .insert_log(&NewLog {
-            job_group: group,
-            job_id: job,
-            trigger_type: TriggerType::Manual,
-            schedule_time: 0,
-            trigger_time: t,
-            executor_handler: None,
-            executor_param: None,
-            executor_sharding_param: None,
-            executor_fail_retry_count: 0,
-        })
-        .await
-        .unwrap()
+    store.insert_log(&manual_log(group, job, t)).await.unwrap()
 }
 
 fn page() -> JobFilter {

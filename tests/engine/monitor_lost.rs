@@ -6,27 +6,15 @@
 use std::time::Duration;
 
 use crate::engine_support::*;
+use crate::kit::db::manual_log;
 use crate::kit::{expect_within, FakeExecutor, TestApp, TestDb};
 use jobwheel::actors::monitor_lost::LOST_MSG;
 use jobwheel::clock::now_ms;
-use jobwheel::model::{alarm_status, NewLog, TriggerOutcome, TriggerType};
+use jobwheel::model::{alarm_status, TriggerOutcome};
 use jobwheel::store::{Backend, Store};
 
 async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &str) -> i64 {
-    let id = store
-        .insert_log(&NewLog {
-            job_group: group,
-            job_id: job,
-            trigger_type: TriggerType::Manual,
-            schedule_time: 0,
-            trigger_time: at,
-            executor_handler: None,
-            executor_param: None,
-            executor_sharding_param: None,
-            executor_fail_retry_count: 0,
-        })
-        .await
-        .unwrap();
+    let id = store.insert_log(&manual_log(group, job, at)).await.unwrap();
     store
         .set_trigger_outcome(
             id,

@@ -7,10 +7,10 @@ use chrono_tz::Tz;
 use jobwheel::actors::monitor::MonitorSettings;
 use jobwheel::actors::monitor_report::{day_start, local_date, report_pass};
 use jobwheel::config::{AdminArgs, AdminSettings, Sources};
-use jobwheel::model::{
-    AddressType, JobGroup, JobInfo, NewLog, Role, Session, TriggerOutcome, TriggerType, User,
-};
+use jobwheel::model::{AddressType, JobGroup, JobInfo, Role, Session, TriggerOutcome, User};
 use jobwheel::store::{LogFilter, Store};
+
+use crate::kit::db::cron_log;
 
 const DAY: i64 = 86_400_000;
 /// 2024-07-10T12:00:00Z
@@ -51,20 +51,7 @@ async fn fixture(store: &Store) -> (i32, i32) {
 
 /// A log at `at`: `trigger` code (0 = not sent yet) and, if `handle` > 0, a result.
 async fn log_at(store: &Store, g: i32, j: i32, at: i64, trigger: i32, handle: i32) -> i64 {
-    let id = store
-        .insert_log(&NewLog {
-            job_group: g,
-            job_id: j,
-            trigger_type: TriggerType::Cron,
-            schedule_time: at,
-            trigger_time: at,
-            executor_handler: None,
-            executor_param: None,
-            executor_sharding_param: None,
-            executor_fail_retry_count: 0,
-        })
-        .await
-        .unwrap();
+    let id = store.insert_log(&cron_log(g, j, at)).await.unwrap();
     if trigger > 0 {
         let outcome = TriggerOutcome {
             trigger_code: trigger,

@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use jobwheel::model::{NewLog, TriggerType};
 use jobwheel::store::{Backend, PoolSettings, Store};
 
 /// Environment variable with the PostgreSQL test server URL.
@@ -25,6 +26,32 @@ pub struct TestDb {
     /// The server and the scratch database's name, until it is dropped.
     scratch: Option<(String, String)>,
     _dir: Option<tempfile::TempDir>,
+}
+
+/// A log row to insert for a cron fire of `job_id` (in `job_group`) scheduled for and triggered
+/// at `at`, epoch ms, before any executor is called.
+pub fn cron_log(job_group: i32, job_id: i32, at: i64) -> NewLog {
+    NewLog {
+        trigger_type: TriggerType::Cron,
+        schedule_time: at,
+        ..manual_log(job_group, job_id, at)
+    }
+}
+
+/// A log row to insert for a manual trigger of `job_id` (in `job_group`) at `at`, epoch ms
+/// (schedule time 0), before any executor is called.
+pub fn manual_log(job_group: i32, job_id: i32, at: i64) -> NewLog {
+    NewLog {
+        job_group,
+        job_id,
+        trigger_type: TriggerType::Manual,
+        schedule_time: 0,
+        trigger_time: at,
+        executor_handler: None,
+        executor_param: None,
+        executor_sharding_param: None,
+        executor_fail_retry_count: 0,
+    }
 }
 
 /// The server URL for a backend, or `None` to skip; panics under CI when it is missing.

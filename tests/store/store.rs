@@ -11,6 +11,8 @@ use jobwheel::store::{
     Backend, JobFilter, LogFilter, LogStatus, ScheduleUpdate, Store, StoreError,
 };
 
+use crate::kit::db::cron_log;
+
 fn group(app: &str) -> JobGroup {
     JobGroup {
         id: 0,
@@ -35,20 +37,6 @@ fn job(group: i32, desc: &str) -> JobInfo {
     j.schedule_type = ScheduleType::Cron;
     j.schedule_conf = "0/5 * * * * ?".into();
     j
-}
-
-fn new_log(job_group: i32, job_id: i32, trigger_time: i64) -> NewLog {
-    NewLog {
-        job_group,
-        job_id,
-        trigger_type: TriggerType::Cron,
-        schedule_time: trigger_time,
-        trigger_time,
-        executor_handler: None,
-        executor_param: None,
-        executor_sharding_param: None,
-        executor_fail_retry_count: 0,
-    }
 }
 
 fn accepted(address: &str) -> TriggerOutcome {
@@ -341,8 +329,8 @@ backends!(db: deleting_a_job_removes_its_logs_and_glue, |db| {
     let id = s.insert_job(&job(g, "doomed")).await.unwrap();
     let keep = s.insert_job(&job(g, "kept")).await.unwrap();
     s.save_glue(id, "x", "v", 1, 30).await.unwrap();
-    s.insert_log(&new_log(g, id, 100)).await.unwrap();
-    let kept_log = s.insert_log(&new_log(g, keep, 100)).await.unwrap();
+    s.insert_log(&cron_log(g, id, 100)).await.unwrap();
+    let kept_log = s.insert_log(&cron_log(g, keep, 100)).await.unwrap();
     assert!(s.delete_job(id).await.unwrap());
     assert!(!s.delete_job(id).await.unwrap());
     assert!(s.get_job(id).await.unwrap().is_none());
@@ -360,7 +348,7 @@ backends!(db: logs_record_trigger_and_result_once, |db| {
     let s = &db.store;
     let g = new_group(s, "logs").await;
     let j = s.insert_job(&job(g, "j")).await.unwrap();
-    let id = s.insert_log(&new_log(g, j, 5_000)).await.unwrap();
+    let id = s.insert_log(&cron_log(g, j, 5_000)).await.unwrap();
     let log = s.get_log(id).await.unwrap().unwrap();
     assert_eq!(
         (log.trigger_code, log.handle_code, log.alarm_status),
@@ -416,7 +404,7 @@ backends!(db: logs_are_inserted_and_triggered_in_bulk, |db| {
             executor_param: (i % 3 == 0).then(|| format!("p={i}")),
             executor_sharding_param: (i % 2 == 1).then(|| format!("{i}/2500")),
             executor_fail_retry_count: (i % 4) as i32,
-            ..new_log(g, if i % 2 == 0 { j1 } else { j2 }, 10_000 + i)
+            ..cron_log(g, if i % 2 == 0 { j1 } else { j2 }, 10_000 + i)
         })
         .collect();
     let ids = s.insert_logs(&logs).await.unwrap();
@@ -509,29 +497,29 @@ backends!(db: log_list_filters_by_status_job_and_time, |db| {
     let j1 = s.insert_job(&job(g, "a")).await.unwrap();
     let j2 = s.insert_job(&job(g2, "b")).await.unwrap();
     // success, failed run, trigger failure, running, not yet triggered
-    let ok = s.insert_log(&new_log(g, j1, 1_000)).await.unwrap();
+    let ok = s.insert_log(&cron_log(g, j1, 1_000)).await.unwrap();
     s.set_trigger_outcome(ok, &accepted("http://e/"))
         .await
         .unwrap();
     s.complete_log(ok, 200, None, 1_100).await.unwrap();
-    let failed = s.insert_log(&new_log(g, j1, 2_000)).await.unwrap();
+    let failed = s.insert_log(&cron_log(g, j1, 2_000)).await.unwrap();
     s.set_trigger_outcome(failed, &accepted("http://e/"))
         .await
         .unwrap();
     s.complete_log(failed, 502, Some("timeout"), 2_100)
         .await
         .unwrap();
-    let trigger_failed = s.insert_log(&new_log(g, j1, 3_000)).await.unwrap();
+    let trigger_failed = s.insert_log(&cron_log(g, j1, 3_000)).await.unwrap();
     let mut refused = accepted("http://e/");
     refused.trigger_code = 500;
     s.set_trigger_outcome(trigger_failed, &refused)
         .await
         .unwrap();
-    let running = s.insert_log(&new_log(g2, j2, 4_000)).await.unwrap();
+    let running = s.insert_log(&cron_log(g2, j2, 4_000)).await.unwrap();
     s.set_trigger_outcome(running, &accepted("http://e/"))
         .await
         .unwrap();
-    s.insert_log(&new_log(g2, j2, 5_000)).await.unwrap();
+    s.insert_log(&cron_log(g2, j2, 5_000)).await.unwrap();
 
     let ids = |f: LogFilter| async move {
         s.list_logs(&LogFilter { limit: 100, ..f })
@@ -622,21 +610,21 @@ backends!(db: failed_logs_are_claimed_once_for_alarms, |db| {
     let s = &db.store;
     let g = new_group(s, "fail").await;
     let j = s.insert_job(&job(g, "j")).await.unwrap();
-    let ok = s.insert_log(&new_log(g, j, 1)).await.unwrap();
+    let ok = s.insert_log(&cron_log(g, j, 1)).await.unwrap();
     s.set_trigger_outcome(ok, &accepted("http://e/"))
         .await
         .unwrap();
     s.complete_log(ok, 200, None, 2).await.unwrap();
-    let running = s.insert_log(&new_log(g, j, 1)).await.unwrap();
+    let running = s.insert_log(&cron_log(g, j, 1)).await.unwrap();
     s.set_trigger_outcome(running, &accepted("http://e/"))
         .await
         .unwrap();
-    let failed = s.insert_log(&new_log(g, j, 1)).await.unwrap();
+    let failed = s.insert_log(&cron_log(g, j, 1)).await.unwrap();
     s.set_trigger_outcome(failed, &accepted("http://e/"))
         .await
         .unwrap();
     s.complete_log(failed, 500, Some("boom"), 2).await.unwrap();
-    let refused = s.insert_log(&new_log(g, j, 1)).await.unwrap();
+    let refused = s.insert_log(&cron_log(g, j, 1)).await.unwrap();
     let mut o = accepted("http://e/");
     o.trigger_code = 500;
     s.set_trigger_outcome(refused, &o).await.unwrap();
@@ -677,31 +665,31 @@ backends!(db: failed_logs_wait_for_their_retry_interval, |db| {
     retrying.executor_fail_retry_count = 2;
 
     // failed with a result at 10 s: due at 40 s
-    let handled = s.insert_log(&new_log(g, waits, 1_000)).await.unwrap();
+    let handled = s.insert_log(&cron_log(g, waits, 1_000)).await.unwrap();
     s.set_trigger_outcome(handled, &retrying).await.unwrap();
     s.complete_log(handled, 500, Some("boom"), 10_000)
         .await
         .unwrap();
     // the trigger itself failed at 5 s: due at 35 s
-    let refused = s.insert_log(&new_log(g, waits, 5_000)).await.unwrap();
+    let refused = s.insert_log(&cron_log(g, waits, 5_000)).await.unwrap();
     let mut o = retrying.clone();
     o.trigger_code = 500;
     s.set_trigger_outcome(refused, &o).await.unwrap();
     // no retries left: only an alarm, which does not wait
-    let last = s.insert_log(&new_log(g, waits, 1_000)).await.unwrap();
+    let last = s.insert_log(&cron_log(g, waits, 1_000)).await.unwrap();
     s.set_trigger_outcome(last, &accepted("http://e/"))
         .await
         .unwrap();
     s.complete_log(last, 500, None, 10_000).await.unwrap();
     // a job without an interval retries at once
-    let quick = s.insert_log(&new_log(g, at_once, 1_000)).await.unwrap();
+    let quick = s.insert_log(&cron_log(g, at_once, 1_000)).await.unwrap();
     s.set_trigger_outcome(quick, &retrying).await.unwrap();
     s.complete_log(quick, 500, None, 10_000).await.unwrap();
     // a 24-day interval must not overflow 32-bit arithmetic
     let mut long_job = job(g, "long");
     long_job.retry_interval_secs = 2_100_000;
     let long = s.insert_job(&long_job).await.unwrap();
-    let far = s.insert_log(&new_log(g, long, 1_000)).await.unwrap();
+    let far = s.insert_log(&cron_log(g, long, 1_000)).await.unwrap();
     s.set_trigger_outcome(far, &retrying).await.unwrap();
     s.complete_log(far, 500, None, 10_000).await.unwrap();
 
@@ -722,7 +710,7 @@ backends!(db: failed_logs_wait_for_their_retry_interval, |db| {
         vec![handled]
     );
     // a result stored before the trigger's outcome waits for it (at most a minute)
-    let early = s.insert_log(&new_log(g, at_once, 30_000)).await.unwrap();
+    let early = s.insert_log(&cron_log(g, at_once, 30_000)).await.unwrap();
     s.complete_log(early, 500, None, 30_100).await.unwrap();
     assert!(!s
         .find_failed_log_ids_due(40_000, 100)
@@ -761,19 +749,19 @@ backends!(db: lost_results_need_a_vanished_executor, |db| {
     s.upsert_registry("EXECUTOR", "lost", "http://alive/", "v2", 1_000)
         .await
         .unwrap();
-    let on_alive = s.insert_log(&new_log(g, j, 1_000)).await.unwrap();
+    let on_alive = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
     s.set_trigger_outcome(on_alive, &accepted("http://alive/"))
         .await
         .unwrap();
-    let on_gone = s.insert_log(&new_log(g, j, 1_000)).await.unwrap();
+    let on_gone = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
     s.set_trigger_outcome(on_gone, &accepted("http://gone/"))
         .await
         .unwrap();
-    let too_young = s.insert_log(&new_log(g, j, 9_000)).await.unwrap();
+    let too_young = s.insert_log(&cron_log(g, j, 9_000)).await.unwrap();
     s.set_trigger_outcome(too_young, &accepted("http://gone/"))
         .await
         .unwrap();
-    let finished = s.insert_log(&new_log(g, j, 1_000)).await.unwrap();
+    let finished = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
     s.set_trigger_outcome(finished, &accepted("http://gone/"))
         .await
         .unwrap();
@@ -802,9 +790,9 @@ backends!(db: logs_are_cleared_in_batches, |db| {
     let j2 = s.insert_job(&job(g2, "j2")).await.unwrap();
     let mut ids = vec![];
     for t in 1..=10 {
-        ids.push(s.insert_log(&new_log(g, j, t * 1_000)).await.unwrap());
+        ids.push(s.insert_log(&cron_log(g, j, t * 1_000)).await.unwrap());
     }
-    let other = s.insert_log(&new_log(g2, j2, 1_000)).await.unwrap();
+    let other = s.insert_log(&cron_log(g2, j2, 1_000)).await.unwrap();
 
     let old = s
         .find_log_ids_to_clear(Some(g), None, Some(4_000), None, 100)
@@ -1232,7 +1220,7 @@ backends!(db: results_are_stored_in_batches_once_each, |db| {
     let j = s.insert_job(&job(g, "j")).await.unwrap();
     let mut ids = vec![];
     for t in 0..5 {
-        ids.push(s.insert_log(&new_log(g, j, 1_000 + t)).await.unwrap());
+        ids.push(s.insert_log(&cron_log(g, j, 1_000 + t)).await.unwrap());
     }
     let mut got: Vec<i64> = s
         .get_logs(&[ids[1], ids[3], 999_999])
@@ -1288,13 +1276,13 @@ backends!(db: result_logs_carry_what_storing_a_result_needs, |db| {
     let parent = s.insert_job(&parent).await.unwrap();
     let ids = s
         .insert_logs(&[
-            new_log(g, parent, 10),
+            cron_log(g, parent, 10),
             NewLog {
                 trigger_type: TriggerType::Manual,
-                ..new_log(g, child, 20)
+                ..cron_log(g, child, 20)
             },
             // a job deleted after its trigger leaves a log with no job
-            new_log(g, 999_999, 30),
+            cron_log(g, 999_999, 30),
         ])
         .await
         .unwrap();
