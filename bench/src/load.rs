@@ -6,11 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use jobwheel::protocol::ACCESS_TOKEN_HEADER;
-use serde_json::Value;
-
-use super::procs::BENCH_TOKEN;
-use super::sim::trigger_body;
+use super::sim::{post_ok, trigger_body};
 
 /// What a load run did.
 #[derive(Debug, Default)]
@@ -86,7 +82,7 @@ pub async fn send_triggers(
                 let Some((job_id, log_id)) = next else { break };
                 let body = trigger_body(job_id, log_id, &handler);
                 let sent = Instant::now();
-                let answer = send(&client, &url, &body).await;
+                let answer = post_ok(&client, &url, &body).await;
                 let mut o = outcome.borrow_mut();
                 match answer {
                     Ok(()) => {
@@ -107,22 +103,4 @@ pub async fn send_triggers(
     let mut o = std::mem::take(&mut *outcome.borrow_mut());
     o.elapsed = started.elapsed();
     o
-}
-
-async fn send(client: &awc::Client, url: &str, body: &Value) -> Result<(), String> {
-    let mut res = client
-        .post(url)
-        .insert_header((ACCESS_TOKEN_HEADER, BENCH_TOKEN))
-        .send_json(body)
-        .await
-        .map_err(|e| format!("POST {url}: {e}"))?;
-    let answer: Value = res
-        .json()
-        .await
-        .map_err(|e| format!("POST {url}: unreadable answer: {e}"))?;
-    if answer["code"] == 200 {
-        Ok(())
-    } else {
-        Err(format!("POST {url}: {answer}"))
-    }
 }
