@@ -163,7 +163,90 @@ function triggerDialog(button) {
   dialog.showModal();
 }
 
+// The run page's log: read from the first line on, then followed every second while the run
+// has no result; a page of lines at a time, so a long log arrives in pieces.
+function followLog(pre) {
+  const id = pre.dataset.logId;
+  const state = document.getElementById("tail-state");
+  const error = document.getElementById("run-log-error");
+  let next = 1, failures = 0;
+  const step = async () => {
+    try {
+      const res = await api("GET", "/api/v1/logs/" + id + "/content?fromLine=" + next);
+      failures = 0;
+      error.textContent = "";
+      if (res.logContent) {
+        const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+        const text = res.logContent.endsWith("\n") ? res.logContent : res.logContent + "\n";
+        pre.append(document.createTextNode(text));
+        if (atBottom) pre.scrollTop = pre.scrollHeight;
+      }
+      if (res.toLineNum >= next) next = res.toLineNum + 1;
+      if (res.isEnd) {
+        state.textContent = state.dataset.done || "";
+        if (pre.dataset.follow === "true") setTimeout(() => location.reload(), 500);
+        return;
+      }
+      const more = res.toLineNum >= res.fromLineNum;
+      setTimeout(step, more ? 0 : 1000);
+    } catch (err) {
+      error.textContent = err.error || "";
+      failures += 1;
+      if (failures < 30) setTimeout(step, Math.min(1000 * failures, 10000));
+    }
+  };
+  if (pre.dataset.follow === "true") state.textContent = state.dataset.following || "";
+  step();
+}
+
+// Time filters: typed in the browser's zone, sent as epoch ms.
+function msFilters(form) {
+  for (const input of form.querySelectorAll("input[data-ms-for]")) {
+    const hidden = form.elements[input.dataset.msFor];
+    const ms = Number(hidden.value);
+    if (ms > 0) {
+      const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+      input.value = d.toISOString().slice(0, 19);
+    }
+  }
+  form.addEventListener("submit", () => {
+    for (const input of form.querySelectorAll("input[data-ms-for]")) {
+      const hidden = form.elements[input.dataset.msFor];
+      hidden.value = input.value ? String(new Date(input.value).getTime()) : "";
+      if (!hidden.value) hidden.disabled = true;
+    }
+    for (const el of form.elements) if (el.name && el.value === "") el.disabled = true;
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const runLog = document.getElementById("run-log");
+  if (runLog) followLog(runLog);
+  const runsFilter = document.getElementById("runs-filter");
+  if (runsFilter) msFilters(runsFilter);
+  const clearOpen = document.getElementById("clear-open");
+  if (clearOpen) {
+    clearOpen.addEventListener("click", () => document.getElementById("clear-dialog").showModal());
+    const form = document.getElementById("clear-form");
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const q = new URLSearchParams();
+      if (form.elements.jobGroup.value) q.set("jobGroup", form.elements.jobGroup.value);
+      if (form.elements.jobId.value.trim()) q.set("jobId", form.elements.jobId.value.trim());
+      const [name, value] = form.elements.rule.value.split("=");
+      q.set(name, value);
+      try {
+        const res = await api("DELETE", "/api/v1/logs?" + q.toString());
+        showErrors(form, null);
+        const notice = form.querySelector(".notice");
+        notice.textContent = res.deleted + " ✓";
+        notice.hidden = false;
+        setTimeout(() => location.reload(), 800);
+      } catch (err) {
+        showErrors(form, err);
+      }
+    });
+  }
   const jobForm = document.getElementById("job-form");
   if (jobForm) schedulePreview(jobForm);
   for (const b of document.querySelectorAll("button[data-call]")) {

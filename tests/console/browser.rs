@@ -507,3 +507,95 @@ async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
     drop(browser);
     app.finish().await;
 }
+
+#[actix_web::test]
+async fn an_operator_follows_a_run_live_kills_it_and_clears_runs() {
+    let Some(app) = TestApp::start(Backend::Sqlite).await else {
+        return;
+    };
+    let Some(browser) = Browser::start().await else {
+        app.finish().await;
+        return;
+    };
+    let group = app.group("demo-app").await;
+    let executor = FakeExecutor::start(
+        &app.base,
+        &app.token,
+        Behaviour {
+            log_lines: vec!["starting".into(), "step 1".into()],
+            ..Behaviour::without_results()
+        },
+    );
+    executor.register("demo-app").await;
+    let job = app.job(group, "Long import").await;
+    let res = app.api.trigger_job(job, None).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let run = res.body["logIds"][0].as_i64().unwrap();
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+
+    b.click("header nav a[href='/runs']").await;
+    b.wait_path("/runs").await;
+    b.wait_text(&format!("tr[data-run-id='{run}']"), "Running")
+        .await;
+    b.wait_text(&format!("tr[data-run-id='{run}']"), "Long import")
+        .await;
+
+    // the run's page follows the executor's log as lines arrive; markup in a log stays text
+    b.click(&format!("tr[data-run-id='{run}'] a[href='/runs/{run}']"))
+        .await;
+    b.wait_path(&format!("/runs/{run}")).await;
+    b.wait_text("#run-log", "step 1").await;
+    b.wait_text("#tail-state", "following").await;
+    executor.set(|be| be.log_lines.push("step 2 <b>not bold</b>".into()));
+    b.wait_text("#run-log", "step 2 <b>not bold</b>").await;
+    let bold = c.find_all(Locator::Css("#run-log b")).await.unwrap();
+    assert!(bold.is_empty(), "log text is never markup");
+    b.screenshot("run-live").await;
+
+    // kill: the run ends as failed, and the page stops following
+    b.click("button[data-call$='/kill']").await;
+    c.accept_alert().await.unwrap();
+    b.wait_text("#run-state", "Failed").await;
+    b.wait_text("#result-msg", "Manual operation, kill job")
+        .await;
+    b.wait_text("#tail-state", "complete").await;
+    b.screenshot("run-killed").await;
+
+    // the list filters by outcome
+    let other = app.api.trigger_job(job, None).await.body["logIds"][0]
+        .as_i64()
+        .unwrap();
+    c.goto(&format!("{}/runs?status=fail", app.base))
+        .await
+        .unwrap();
+    b.wait_text("#runs tbody", "Manual operation").await;
+    let rows = c
+        .find_all(Locator::Css("#runs tbody tr[data-run-id]"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    c.goto(&format!("{}/runs", app.base)).await.unwrap();
+    b.wait_text(&format!("tr[data-run-id='{other}']"), "Running")
+        .await;
+    b.screenshot("runs").await;
+
+    // clear by rule: keep none of this job's runs
+    b.click("#clear-open").await;
+    c.find(Locator::Css("#clear-form select[name=rule]"))
+        .await
+        .unwrap()
+        .select_by_value("keepLast=0")
+        .await
+        .unwrap();
+    b.fill("#clear-form input[name=jobId]", &job.to_string())
+        .await;
+    b.click("#clear-form button[type=submit]").await;
+    b.wait_text("#runs tbody", "No runs match").await;
+    assert_eq!(app.api.list_logs("").await.body["total"], 0);
+
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}

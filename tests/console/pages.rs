@@ -101,3 +101,46 @@ backends!(app: normal_users_see_only_their_groups_on_pages, |app| {
     let dash = bob.page("/").await;
     assert!(dash.html.contains(r#"id="jobs-stopped">1<"#), "{}", dash.html);
 });
+
+backends!(app: run_pages_escape_results_and_respect_groups, |app| {
+    let mine = app.group("runs-mine").await;
+    let theirs = app.group("runs-theirs").await;
+    let my_job = app.job(mine, "my job").await;
+    let their_job = app.job(theirs, "their job").await;
+    let now = jobwheel::clock::now_ms();
+    let mut ids = Vec::new();
+    for (group, job) in [(mine, my_job), (theirs, their_job)] {
+        let log = crate::kit::db::manual_log(group as i32, job as i32, now);
+        let id = app.store.insert_log(&log).await.unwrap();
+        app.store
+            .complete_log(id, 500, Some("<script>alert(2)</script>"), now + 5)
+            .await
+            .unwrap();
+        ids.push(id);
+    }
+    let list = app.api.page("/runs").await;
+    assert_eq!(list.status, 200);
+    assert_eq!(list.html.matches("data-run-id=").count(), 2);
+    assert!(!list.html.contains("<script>alert(2)"), "results are escaped");
+    let detail = app.api.page(&format!("/runs/{}", ids[0])).await;
+    assert_eq!(detail.status, 200);
+    assert!(!detail.html.contains("<script>alert(2)"));
+    assert_eq!(app.api.page("/runs/99999999").await.status, 404);
+
+    app.store
+        .insert_user(&User {
+            id: 0,
+            username: "carol".into(),
+            password_hash: hash_password("carol-pass-1").unwrap(),
+            role: Role::User,
+            permission: vec![mine as i32],
+        })
+        .await
+        .unwrap();
+    let carol = app.anonymous();
+    assert_eq!(carol.login("carol", "carol-pass-1").await.status, 200);
+    let list = carol.page("/runs").await;
+    assert_eq!(list.html.matches("data-run-id=").count(), 1);
+    assert_eq!(carol.page(&format!("/runs/{}", ids[1])).await.status, 403);
+    assert_eq!(carol.page(&format!("/jobs/{their_job}")).await.status, 403);
+});

@@ -131,7 +131,7 @@ async fn list(
 }
 
 /// The log row if the caller may see it: 404 when missing, 403 when not permitted.
-async fn load_log(state: &AppState, principal: &Principal, id: i64) -> ApiResult<JobLog> {
+pub(crate) async fn load_log(state: &AppState, principal: &Principal, id: i64) -> ApiResult<JobLog> {
     let log = state
         .store
         .get_log(id)

@@ -44,7 +44,7 @@ pub mod error;
 mod groups;
 pub mod input;
 mod jobs;
-mod logs;
+pub(crate) mod logs;
 mod registry;
 pub(crate) mod reports;
 mod schedule;

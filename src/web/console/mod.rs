@@ -24,6 +24,7 @@ mod i18n;
 mod job_edit;
 mod jobs;
 mod login;
+mod runs;
 
 pub use i18n::Lang;
 
@@ -62,6 +63,8 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                 .route("/jobs", web::get().to(jobs::list))
                 .route("/jobs/new", web::get().to(job_edit::new))
                 .route("/jobs/{id}", web::get().to(job_edit::edit))
+                .route("/runs", web::get().to(runs::list))
+                .route("/runs/{id}", web::get().to(runs::detail))
                 .route("/account/password", web::get().to(account::password)),
         );
 }
