@@ -21,6 +21,20 @@ pub enum SmtpTls {
     None,
 }
 
+impl std::str::FromStr for SmtpTls {
+    type Err = &'static str;
+
+    /// `starttls`, `tls` or `none`, in any case.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.to_ascii_lowercase().as_str() {
+            "starttls" => Ok(SmtpTls::StartTls),
+            "tls" => Ok(SmtpTls::Tls),
+            "none" => Ok(SmtpTls::None),
+            _ => Err("expected starttls, tls or none"),
+        }
+    }
+}
+
 impl SmtpTls {
     /// The port used when `--smtp-port` is not given.
     pub fn default_port(self) -> u16 {

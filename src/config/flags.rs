@@ -1,16 +1,15 @@
 //! The command line's flags. Under its long name each is also a key of a `--config` file and,
-//! spelled `JOBWHEEL_<FLAG>`, an environment variable: the leaf structs here are the serde
-//! structs every layer is extracted into, so the three cannot drift apart.
+//! spelled `JOBWHEEL_<FLAG>`, an environment variable; the flags given form the top layer.
 
 use std::net::IpAddr;
 
 use clap::builder::BoolishValueParser;
 use clap::Args;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 /// Flags of the admin (scheduling center).
-#[derive(Args, Serialize, Deserialize, Debug, Clone, Default)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[derive(Args, Serialize, Debug, Clone, Default)]
+#[serde(rename_all = "kebab-case")]
 pub struct AdminArgs {
     /// Address to listen on [default: 0.0.0.0:8080 for admin, 127.0.0.1:8080 for standalone]
     #[arg(long, value_name = "HOST:PORT")]
@@ -63,12 +62,11 @@ pub struct AdminArgs {
 }
 
 /// Flags only `jobwheel executor` has (the executor inside standalone needs none of them).
-#[derive(Args, Serialize, Deserialize, Debug, Clone, Default)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[derive(Args, Serialize, Debug, Clone, Default)]
+#[serde(rename_all = "kebab-case")]
 pub struct ExecutorOnlyArgs {
     /// Comma-separated admin base URLs, e.g. http://127.0.0.1:8080
     #[arg(long, value_name = "URLS", value_delimiter = ',')]
-    #[serde(default, deserialize_with = "list_or_text")]
     pub admin_addresses: Option<Vec<String>>,
     /// App name this executor registers under
     #[arg(long, value_name = "NAME")]
@@ -101,8 +99,8 @@ pub struct ExecutorOnlyArgs {
 }
 
 /// Executor flags that also apply to the executor inside `jobwheel standalone`.
-#[derive(Args, Serialize, Deserialize, Debug, Clone, Default)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[derive(Args, Serialize, Debug, Clone, Default)]
+#[serde(rename_all = "kebab-case")]
 pub struct LocalExecutorArgs {
     /// Folder of run logs, script files and pending callbacks [default: ./data/joblogs]
     #[arg(long, value_name = "DIR")]
@@ -139,23 +137,10 @@ pub struct StandaloneArgs {
 
 /// Flags of `jobwheel migrate`.
 #[derive(Args, Serialize, Deserialize, Debug, Clone, Default)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(rename_all = "kebab-case")]
 pub struct MigrateArgs {
     /// Database URL: sqlite://FILE, postgres://... or mysql://... [default: sqlite://./data/jobwheel.db]
     #[arg(long, value_name = "URL")]
+    #[serde(default, deserialize_with = "super::database_url")]
     pub database_url: Option<String>,
-}
-
-/// A file may list values (`['http://a', 'http://b']`) or comma-separate them, as the flag does.
-fn list_or_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged, expecting = "a list of strings or a comma-separated string")]
-    enum ListOrText {
-        List(Vec<String>),
-        Text(String),
-    }
-    Ok(match ListOrText::deserialize(d)? {
-        ListOrText::List(list) => Some(list),
-        ListOrText::Text(text) => Some(text.split(',').map(str::to_string).collect()),
-    })
 }

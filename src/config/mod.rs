@@ -1,15 +1,15 @@
 //! Settings: defaults, then a `--config` TOML file (its top level, then its `[admin]` or
 //! `[executor]` section), then `JOBWHEEL_<FLAG>` environment variables, then flags.
 //!
-//! The flag structs are also the serde structs (`deny_unknown_fields`) that figment extracts the
-//! merged layers into, so a file's keys are the flags' long names, a typo is refused rather than
-//! ignored, and a bad value ends the process with one line naming its key and where it came from
-//! (`invalid --port '70000': …`, `invalid port = '70000' in config file 'x.toml': …`).
+//! Every layer maps flags' long names to values. Figment extracts the settings structs from the
+//! merged layers and their fields' deserializers check each value, so a file, a variable and a
+//! flag go through the same checks; a bad value ends the process with one line naming its key
+//! and where it came from (`invalid --port '70000': …`, `invalid port = '70000' in config file
+//! 'x.toml': …`). A file's keys that are no mode's flags are refused when it is read.
 
 use std::fmt::Display;
-use std::net::SocketAddr;
-use std::ops::RangeInclusive;
 use std::path::Path;
+use std::time::Duration;
 
 use chrono_tz::Tz;
 use clap::{Args, Command};
@@ -17,8 +17,21 @@ use figment::error::Kind;
 use figment::providers::Serialized;
 use figment::value::{Dict, Map, Value};
 use figment::Figment;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::de::{DeserializeOwned, Deserializer, Error};
+use serde::{Deserialize, Serialize};
+
+/// `fn $name`, a field's deserializer: the value's trimmed text read by `$parse`, whose error
+/// says what was expected, into a field of type `$ty` or `Option<$ty>`.
+macro_rules! from_text {
+    ($name:ident: $ty:ty = $parse:expr) => {
+        fn $name<'de, D: serde::Deserializer<'de>, O: From<$ty>>(d: D) -> Result<O, D::Error> {
+            let text = <String as serde::Deserialize>::deserialize(d)?;
+            ($parse)(text.trim())
+                .map(O::from)
+                .map_err(serde::de::Error::custom)
+        }
+    };
+}
 
 mod admin;
 mod executor;
@@ -35,6 +48,7 @@ pub use flags::{
 };
 
 pub use crate::executor::{DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
+use crate::protocol::unusable_token;
 use crate::store::Backend;
 
 /// A setting that cannot be used, with a message naming it.
@@ -55,47 +69,22 @@ pub const DEFAULT_TRIGGER_POOL_SLOW_MAX: usize = 100;
 /// App name of the executor that runs inside `jobwheel standalone`.
 pub const LOCAL_APP_NAME: &str = "jobwheel-local";
 
-/// Which part of a config file a mode reads over its top level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Section {
-    /// `[admin]`
-    Admin,
-    /// `[executor]`
-    Executor,
-}
-
-impl Section {
-    fn name(self) -> &'static str {
-        match self {
-            Section::Admin => "admin",
-            Section::Executor => "executor",
-        }
-    }
-}
-
 /// The prefix of a setting's environment variable: `JOBWHEEL_LOG_PATH` sets `log-path`.
 const ENV_PREFIX: &str = "JOBWHEEL_";
 
-/// The long names of a command's flags.
-fn long_names(command: Command) -> Vec<String> {
-    command
-        .get_arguments()
+/// Every key a file may hold: the long names of every mode's flags.
+fn known_keys() -> Vec<String> {
+    let modes: [fn(Command) -> Command; 3] = [
+        AdminArgs::augment_args,
+        ExecutorArgs::augment_args,
+        MigrateArgs::augment_args,
+    ];
+    let commands = modes.map(|augment| augment(Command::new("")));
+    let longs = commands.iter().flat_map(Command::get_arguments);
+    longs
         .filter_map(|a| a.get_long())
         .map(str::to_string)
         .collect()
-}
-
-/// Every key a file may hold: the long names of every mode's flags.
-fn known_keys() -> Vec<String> {
-    [
-        AdminArgs::augment_args(Command::new("admin")),
-        ExecutorArgs::augment_args(Command::new("executor")),
-        LocalExecutorArgs::augment_args(Command::new("local")),
-        MigrateArgs::augment_args(Command::new("migrate")),
-    ]
-    .into_iter()
-    .flat_map(long_names)
-    .collect()
 }
 
 /// Where settings come from besides the flags: a `--config` file and `JOBWHEEL_*` variables.
@@ -115,10 +104,7 @@ impl Sources {
 
     /// The `--config` file (if any) and this process's environment.
     pub fn read(config: Option<&Path>) -> Result<Self, ConfigError> {
-        let file = match config {
-            Some(path) => Sources::load(path)?,
-            None => Sources::none(),
-        };
+        let file = config.map_or_else(|| Ok(Sources::none()), Sources::load)?;
         Ok(file.with_environment(std::env::vars()))
     }
 
@@ -129,10 +115,8 @@ impl Sources {
         self.env = vars
             .into_iter()
             .filter_map(|(name, value)| {
-                let key = name
-                    .strip_prefix(ENV_PREFIX)?
-                    .to_lowercase()
-                    .replace('_', "-");
+                let key = name.strip_prefix(ENV_PREFIX)?.to_lowercase();
+                let key = key.replace('_', "-");
                 known.contains(&key).then(|| (key, Value::from(value)))
             })
             .collect();
@@ -142,211 +126,159 @@ impl Sources {
     /// Reads and checks a TOML file (keys are the flag names, `_` and `-` alike); unknown keys
     /// are refused so that a typo is not silently ignored.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError(format!("cannot read config file '{}': {e}", path.display()))
-        })?;
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            ConfigError(format!(
-                "config file '{}' is not valid TOML: {}",
-                path.display(),
-                e.message().trim().replace('\n', "; ")
-            ))
-        })?;
         let describe = format!("config file '{}'", path.display());
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("cannot read {describe}: {e}")))?;
+        let mut top: Dict = toml::from_str(&text).map_err(|e: toml::de::Error| {
+            let why = e.message().trim().replace('\n', "; ");
+            ConfigError(format!("{describe} is not valid TOML: {why}"))
+        })?;
         let known = known_keys();
-        let check = |name: &str, shown: &str| match known.iter().any(|k| k == name) {
-            true => Ok(()),
-            false => Err(ConfigError(format!("unknown key '{shown}' in {describe}"))),
+        let check = |dict: Dict, prefix: &str| {
+            let known = dict
+                .into_iter()
+                .map(|(key, value)| match key.replace('_', "-") {
+                    key if known.contains(&key) => Ok((key, value)),
+                    key => Err(ConfigError(format!(
+                        "unknown key '{prefix}{key}' in {describe}"
+                    ))),
+                });
+            known.collect::<Result<Dict, _>>()
         };
-        let mut file = Sources {
-            describe: describe.clone(),
-            ..Sources::default()
-        };
-        for (key, value) in table {
-            let key = key.replace('_', "-");
-            if key == "admin" || key == "executor" {
-                let toml::Value::Table(section) = value else {
-                    return Err(ConfigError(format!(
-                        "'{key}' in {describe} must be a section ([{key}])"
-                    )));
-                };
-                let mut dict = Dict::new();
-                for (inner, value) in section {
-                    let inner = inner.replace('_', "-");
-                    check(&inner, &format!("{key}.{inner}"))?;
-                    dict.insert(inner, figment_value(value, &describe)?);
+        let mut sections = Map::new();
+        for name in ["admin", "executor"] {
+            match top.remove(name) {
+                Some(Value::Dict(_, dict)) => {
+                    sections.insert(name.into(), check(dict, &format!("{name}."))?)
                 }
-                file.sections.insert(key, dict);
-            } else {
-                check(&key, &key)?;
-                file.top.insert(key, figment_value(value, &describe)?);
-            }
+                None => None,
+                Some(_) => {
+                    let why = format!("'{name}' in {describe} must be a section ([{name}])");
+                    return Err(ConfigError(why));
+                }
+            };
         }
-        Ok(file)
+        let top = check(top, "")?;
+        Ok(Sources {
+            describe,
+            top,
+            sections,
+            env: Dict::new(),
+        })
     }
 }
 
-fn figment_value(value: toml::Value, describe: &str) -> Result<Value, ConfigError> {
-    Value::serialize(value)
-        .map_err(|e| ConfigError(format!("{describe} holds a value that cannot be read: {e}")))
-}
-
-/// One mode's layers, lowest first: the file's top level, its section, the environment, the flags.
+/// One mode's layers and their merge: a blank text unsets its key.
 pub(crate) struct Layers<'a> {
-    sources: &'a Sources,
-    section: Dict,
-    flags: Dict,
+    file: &'a str,
+    /// Lowest first: the file's top level, its section, the environment, the flags.
+    all: [Dict; 4],
+    merged: Dict,
 }
 
 impl<'a> Layers<'a> {
-    /// The layers `section` reads, under the flags [`given`] by each leaf struct.
-    pub(crate) fn new(sources: &'a Sources, section: Section, flags: &[Dict]) -> Self {
-        let section = sources.sections.get(section.name()).cloned();
-        Layers {
-            sources,
-            section: section.unwrap_or_default(),
-            flags: flags
+    /// The layers a mode reads: the file's `section` and the flags [`given`] by its leaf structs.
+    pub(crate) fn new(sources: &'a Sources, section: &str, flags: &[Dict]) -> Self {
+        let all = [
+            sources.top.clone(),
+            sources.sections.get(section).cloned().unwrap_or_default(),
+            sources.env.clone(),
+            flags
                 .iter()
                 .flatten()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+        ];
+        let mut merged = Dict::new();
+        for (key, value) in all.iter().flatten() {
+            match value {
+                Value::String(_, text) if text.trim().is_empty() => merged.remove(key),
+                value => merged.insert(key.clone(), value.clone()),
+            };
         }
+        let file = &sources.describe;
+        Layers { file, all, merged }
     }
 
-    fn all(&self) -> [&Dict; 4] {
-        [
-            &self.sources.top,
-            &self.section,
-            &self.sources.env,
-            &self.flags,
-        ]
-    }
-
-    /// The leaf struct `A` merged from every layer; a value of the wrong type is named with
-    /// its key and where it came from.
-    pub(crate) fn extract<A: Args + DeserializeOwned>(&self) -> Result<A, ConfigError> {
-        let keys = long_names(A::augment_args(Command::new("")));
-        let own = |dict: &Dict| -> Dict {
-            let own = dict.iter().filter(|(k, _)| keys.contains(k));
-            own.map(|(k, v)| (k.clone(), v.clone())).collect()
-        };
-        let merged = self
-            .all()
-            .into_iter()
-            .fold(Figment::new(), |merged, layer| {
-                merged.merge(Serialized::defaults(own(layer)))
-            });
-        merged.extract_lossy::<A>().map_err(|e| {
-            let key = e.path.last().map(String::as_str).unwrap_or_default();
-            let value = self.all().into_iter().rev().find_map(|d| d.get(key));
-            match (&e.kind, value) {
-                (Kind::InvalidType(_, expected) | Kind::InvalidValue(_, expected), Some(value)) => {
-                    let text = match value {
-                        Value::String(_, s) => s.clone(),
-                        Value::Num(_, n) => n
-                            .to_i128()
-                            .map(|i| i.to_string())
-                            .or(n.to_f64().map(|f| f.to_string()))
-                            .unwrap_or_default(),
-                        Value::Bool(_, b) => b.to_string(),
-                        _ => format!("{:?}", value.to_actual()),
-                    };
-                    self.invalid(key, text, format!("expected {}", plain(expected)))
+    /// The settings struct `T` the merged layers hold; a bad value is named by [`Self::invalid`].
+    pub(crate) fn extract<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
+        let figment = Figment::from(Serialized::defaults(&self.merged));
+        figment.extract_lossy().map_err(|e| {
+            let key = e.path.first().map_or("", String::as_str);
+            match &e.kind {
+                Kind::InvalidType(_, expected) | Kind::InvalidValue(_, expected) => {
+                    let expected = expected.replace("a boolean", "true or false");
+                    self.invalid(key, format!("expected {expected}"))
                 }
-                _ => ConfigError(format!("invalid {}: {}", self.name(key), e.kind)),
+                kind => self.invalid(key, kind),
             }
         })
-    }
-
-    /// The file that set `key`, unless the environment or a flag overrides it.
-    fn file_of(&self, key: &str) -> Option<&str> {
-        let layer = self.all().iter().rposition(|d| d.contains_key(key));
-        matches!(layer, Some(0 | 1)).then_some(self.sources.describe.as_str())
     }
 
     /// `key` named where it was set: `--port`, `JOBWHEEL_PORT` or `port in config file 'x.toml'`.
     pub(crate) fn name(&self, key: &str) -> String {
-        match (
-            self.file_of(key),
-            self.sources.env.contains_key(key) && !self.flags.contains_key(key),
-        ) {
-            (Some(file), _) => format!("{key} in {file}"),
-            (None, true) => format!("{ENV_PREFIX}{}", key.to_uppercase().replace('-', "_")),
-            (None, false) => format!("--{key}"),
+        match self.all.iter().rposition(|layer| layer.contains_key(key)) {
+            Some(0 | 1) => format!("{key} in {}", self.file),
+            Some(2) => format!("{ENV_PREFIX}{}", key.to_uppercase().replace('-', "_")),
+            _ => format!("--{key}"),
         }
     }
 
-    /// A bad `value` of `key`, named with where it came from.
-    pub(crate) fn invalid(&self, key: &str, value: impl Display, why: impl Display) -> ConfigError {
-        ConfigError(match self.file_of(key) {
-            Some(file) => format!("invalid {key} = '{value}' in {file}: {why}"),
-            None => format!("invalid {} '{value}': {why}", self.name(key)),
+    /// The bad value of `key`, named with where it came from and `why` it cannot be used.
+    fn invalid(&self, key: &str, why: impl Display) -> ConfigError {
+        let layer = self.all.iter().rposition(|layer| layer.contains_key(key));
+        let value = layer.map_or(String::new(), |i| text(&self.all[i][key]));
+        ConfigError(match layer {
+            Some(0 | 1) => format!("invalid {key} = '{value}' in {}: {why}", self.file),
+            _ => format!("invalid {} '{value}': {why}", self.name(key)),
         })
     }
+}
 
-    /// `value`, or `default` when unset, checked to lie in `range`.
-    pub(crate) fn within<T: PartialOrd + Display + Copy>(
-        &self,
-        key: &str,
-        value: Option<T>,
-        default: T,
-        range: RangeInclusive<T>,
-    ) -> Result<T, ConfigError> {
-        match value {
-            Some(v) if !range.contains(&v) => Err(self.invalid(
-                key,
-                v,
-                format!(
-                    "expected a whole number from {} to {}",
-                    range.start(),
-                    range.end()
-                ),
-            )),
-            v => Ok(v.unwrap_or(default)),
-        }
-    }
-
-    /// The database URL, its scheme checked.
-    pub(crate) fn database_url(&self, value: Option<String>) -> Result<String, ConfigError> {
-        match non_empty(value) {
-            None => Ok(DEFAULT_DATABASE_URL.to_string()),
-            Some(url) => {
-                Backend::from_url(&url).map_err(|e| self.invalid("database-url", &url, e))?;
-                Ok(url)
-            }
-        }
+/// A value as it was written (a list comma-separated, as its flag takes it).
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(_, text) => text.clone(),
+        Value::Array(_, items) => items.iter().map(text).collect::<Vec<_>>().join(","),
+        value => serde_json::to_string(value).unwrap_or_default(),
     }
 }
 
 /// The flags of a leaf struct that were given (on the command line or as variables).
 pub(crate) fn given(leaf: &impl Serialize) -> Dict {
-    let Ok(serde_json::Value::Object(map)) = serde_json::to_value(leaf) else {
+    let Ok(Value::Dict(_, flags)) = Value::serialize(leaf) else {
         return Dict::new();
     };
-    map.into_iter()
-        .filter(|(_, v)| !v.is_null())
-        .filter_map(|(k, v)| Some((k, Value::serialize(v).ok()?)))
-        .collect()
+    let given = flags
+        .into_iter()
+        .filter(|(_, v)| !matches!(v, Value::Empty(..)));
+    given.collect()
 }
 
-/// What serde expected, in an operator's words.
-fn plain(expected: &str) -> String {
-    let max = match expected {
-        "u16" => u64::from(u16::MAX),
-        "u32" => u64::from(u32::MAX),
-        "u64" | "usize" => u64::MAX,
-        "a boolean" => return "true or false".to_string(),
-        other => return other.to_string(),
-    };
-    format!("a whole number from 0 to {max}")
+/// A field's deserializer: a whole number (or its text) from `LO` to `HI`.
+fn within<'de, D, T, O, const LO: u64, const HI: u64>(d: D) -> Result<O, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<u64>,
+    O: From<T>,
+{
+    let number = u64::deserialize(d).ok().filter(|n| (LO..=HI).contains(n));
+    let number = number.and_then(|n| T::try_from(n).ok()).map(O::from);
+    number.ok_or_else(|| D::Error::custom(format!("expected a whole number from {LO} to {HI}")))
 }
 
-/// A trimmed, non-empty text.
-pub(crate) fn non_empty(value: Option<String>) -> Option<String> {
-    value
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty())
+/// A field's deserializer: whole seconds from `LO` to `HI`.
+fn secs<'de, D: Deserializer<'de>, const LO: u64, const HI: u64>(
+    d: D,
+) -> Result<Duration, D::Error> {
+    within::<D, u64, u64, LO, HI>(d).map(Duration::from_secs)
 }
+
+from_text!(database_url: String = |url: &str| Backend::from_url(url).map(|_| url.to_string()));
+from_text!(token: String = |token: &str| match unusable_token(token) {
+    Some(why) => Err(format!("{why}; expected a token of your own")),
+    None => Ok(token.to_string()),
+});
 
 /// The machine's IANA zone, or UTC when it cannot be told.
 pub fn machine_timezone() -> Tz {
@@ -354,24 +286,4 @@ pub fn machine_timezone() -> Tz {
         .ok()
         .and_then(|name| name.parse::<Tz>().ok())
         .unwrap_or(Tz::UTC)
-}
-
-/// `HOST:PORT` to listen on (a host name is resolved).
-pub(crate) fn parse_bind(text: &str) -> Result<SocketAddr, String> {
-    use std::net::ToSocketAddrs;
-    let text = text.trim();
-    if let Ok(addr) = text.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    match text.rsplit_once(':') {
-        None => Err("expected HOST:PORT, e.g. 0.0.0.0:8080".into()),
-        Some((_, port)) if port.parse::<u16>().is_err() => {
-            Err("the port must be a number from 0 to 65535".into())
-        }
-        Some(_) => text
-            .to_socket_addrs()
-            .map_err(|e| e.to_string())?
-            .next()
-            .ok_or_else(|| "the host name has no address".into()),
-    }
 }

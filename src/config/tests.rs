@@ -175,6 +175,9 @@ fn standalone_listens_on_loopback_and_admin_on_every_address() {
     assert!(s.executor.glue_enabled && !s.executor.http_job_allow_private);
     let a = AdminSettings::resolve(&AdminArgs::default(), &Sources::none()).unwrap();
     assert_eq!(a.bind.to_string(), "0.0.0.0:8080");
+    let f = file("[admin]\nbind = '127.0.0.1:5'\n");
+    let s = StandaloneSettings::resolve(&StandaloneArgs::default(), &f).unwrap();
+    assert_eq!(s.admin.bind.to_string(), "127.0.0.1:5");
 
     let f = file("[executor]\nbind = '127.0.0.1'\n");
     let s = ExecutorSettings::resolve(&with_token(ExecutorOnlyArgs::default()), &f).unwrap();
@@ -183,7 +186,11 @@ fn standalone_listens_on_loopback_and_admin_on_every_address() {
     let err = ExecutorSettings::resolve(&with_token(ExecutorOnlyArgs::default()), &f)
         .unwrap_err()
         .0;
-    assert!(err.starts_with("invalid bind in config file"), "{err}");
+    assert!(
+        err.starts_with("invalid bind = '127.0.0.1:9999' in config file")
+            && err.ends_with("expected an IP address, e.g. 0.0.0.0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -220,7 +227,8 @@ fn executor_settings_parse_lists_and_protocols() {
     let s = ExecutorSettings::resolve(&args, &Sources::none()).unwrap();
     assert_eq!(s.admin_addresses.len(), 2);
     assert_eq!(s.admin_protocol, AdminProtocol::V35);
-    assert_eq!(s.address.as_deref(), Some("http://10.0.0.1:9999/"));
+    // the builder adds the trailing slash
+    assert_eq!(s.address.as_deref(), Some("http://10.0.0.1:9999"));
     assert_eq!(s.port, 9999);
     assert_eq!(s.local.idle_timeout, Duration::from_secs(90));
     assert!(s.local.glue_enabled);
@@ -232,7 +240,10 @@ fn executor_settings_parse_lists_and_protocols() {
     let err = ExecutorSettings::resolve(&args, &Sources::none())
         .unwrap_err()
         .0;
-    assert_eq!(err, "invalid --admin-protocol 'v4': expected v2 or v3.5");
+    assert_eq!(
+        err,
+        "invalid --admin-protocol 'v4': unknown admin protocol [v4], allowed values: v2, v3.5"
+    );
 
     let args = with_token(ExecutorOnlyArgs {
         admin_addresses: Some(vec!["localhost:8080".into()]),
@@ -315,6 +326,15 @@ fn smtp_settings_default_off_and_validate() {
         ..Default::default()
     });
     assert_eq!(err, "--smtp-username is set but --smtp-password is not");
+    let f = file("[admin]\nsmtp-host = 'mx'\nsmtp-password = 'pw'\n");
+    let err = AdminSettings::resolve(&AdminArgs::default(), &f)
+        .unwrap_err()
+        .0;
+    assert!(
+        err.starts_with("smtp-password in config file '")
+            && err.ends_with("' is set but --smtp-username is not"),
+        "{err}"
+    );
     let err = bad(AdminArgs {
         smtp_port: Some(0),
         ..Default::default()
@@ -417,13 +437,18 @@ fn the_environment_sits_between_the_file_and_the_flags() {
         chrono_tz::UTC
     );
 
+    // a blank value unsets its key: the default applies, not the file's value
+    let sources = env(&[("JOBWHEEL_LOG_RETENTION_DAYS", " ")]);
+    let s = AdminSettings::resolve(&AdminArgs::default(), &sources).unwrap();
+    assert_eq!(s.log_retention_days, 30);
+
     let sources = env(&[("JOBWHEEL_LOG_RETENTION_DAYS", "-1")]);
     let err = AdminSettings::resolve(&AdminArgs::default(), &sources)
         .unwrap_err()
         .0;
     assert_eq!(
         err,
-        "invalid JOBWHEEL_LOG_RETENTION_DAYS '-1': expected a whole number from 0 to 4294967295"
+        "invalid JOBWHEEL_LOG_RETENTION_DAYS '-1': expected a whole number from 0 to 36500"
     );
     let sources = env(&[
         ("JOBWHEEL_ADMIN_ADDRESSES", "http://a, http://b"),
