@@ -219,7 +219,184 @@ function msFilters(form) {
   });
 }
 
+// The GLUE editor's gutter: one number per line of the textarea, scrolled with it. Returns the
+// function that brings it up to date.
+function glueGutter(area, gutter) {
+  let shown = 0;
+  const sync = () => {
+    const lines = area.value.split("\n").length;
+    if (lines !== shown) {
+      shown = lines;
+      gutter.textContent = Array.from({ length: lines }, (_, i) => String(i + 1)).join("\n");
+    }
+    gutter.scrollTop = area.scrollTop;
+  };
+  area.addEventListener("input", sync);
+  area.addEventListener("scroll", () => { gutter.scrollTop = area.scrollTop; });
+  window.addEventListener("resize", sync);
+  sync();
+  return sync;
+}
+
+// Replaces area's text from `start` to `end` with `text`, on the undo stack where the browser
+// allows it.
+function glueReplace(area, start, end, text) {
+  area.setSelectionRange(start, end);
+  if (!document.execCommand("insertText", false, text)) {
+    area.setRangeText(text, start, end, "end");
+    area.dispatchEvent(new Event("input"));
+  }
+}
+
+// Tab inserts four spaces; Shift+Tab takes up to four from the start of each selected line.
+// Escape, then Tab, leaves the editor as Tab does elsewhere.
+function glueIndent(area) {
+  let escaped = false;
+  area.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { escaped = true; return; }
+    const plain = e.key === "Tab" && !e.ctrlKey && !e.altKey && !e.metaKey && !escaped;
+    escaped = false;
+    if (!plain) return;
+    e.preventDefault();
+    const value = area.value, start = area.selectionStart, end = area.selectionEnd;
+    if (!e.shiftKey) { glueReplace(area, start, end, "    "); return; }
+    const first = value.lastIndexOf("\n", start - 1) + 1;
+    const last = value.indexOf("\n", Math.max(start, end - 1));
+    const stop = last === -1 ? value.length : last;
+    let fromFirst = 0, removed = 0;
+    const lines = value.slice(first, stop).split("\n").map((line, i) => {
+      const n = line.match(/^ {0,4}/)[0].length;
+      if (i === 0) fromFirst = n;
+      removed += n;
+      return line.slice(n);
+    });
+    if (removed === 0) return;
+    glueReplace(area, first, stop, lines.join("\n"));
+    const from = Math.max(first, start - fromFirst);
+    area.setSelectionRange(from, Math.max(from, end - removed));
+  });
+}
+
+// The saved versions' rows, newest first, built as text (remarks may hold markup).
+function glueVersionRows(table, versions) {
+  const rows = versions.map((v) => {
+    const tr = document.createElement("tr");
+    tr.dataset.versionId = String(v.id);
+    tr.title = v.glueType;
+    const id = document.createElement("td");
+    id.textContent = String(v.id);
+    const when = document.createElement("td");
+    const time = document.createElement("time");
+    time.dataset.ms = String(v.addTime);
+    when.append(time);
+    const remark = document.createElement("td");
+    remark.className = "msg";
+    remark.textContent = v.glueRemark;
+    const actions = document.createElement("td");
+    actions.className = "actions";
+    for (const [attr, label] of [["viewVersion", table.dataset.view], ["restoreVersion", table.dataset.restore]]) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "link";
+      b.dataset[attr] = String(v.id);
+      b.textContent = label;
+      actions.append(b);
+    }
+    tr.append(id, when, remark, actions);
+    return tr;
+  });
+  table.tBodies[0].replaceChildren(...rows);
+  document.getElementById("glue-no-versions").hidden = rows.length > 0;
+  localTimes(table);
+}
+
+// Shows a saved version's source, read-only, below the editor.
+async function glueView(url, id, table) {
+  const panel = document.getElementById("glue-view");
+  const error = document.getElementById("glue-versions-error");
+  try {
+    const v = await api("GET", url + "/" + encodeURIComponent(id));
+    error.textContent = "";
+    document.getElementById("glue-view-id").textContent = String(v.id);
+    document.getElementById("glue-view-remark").textContent = v.glueRemark;
+    document.getElementById("glue-view-type").textContent = v.glueType;
+    const time = document.getElementById("glue-view-time");
+    time.dataset.ms = String(v.addTime);
+    localTimes(panel);
+    document.getElementById("glue-view-source").textContent = v.glueSource;
+    panel.dataset.version = String(v.id);
+    panel.hidden = false;
+    for (const tr of table.tBodies[0].rows) tr.classList.toggle("on", tr.dataset.versionId === String(v.id));
+    panel.scrollIntoView({ block: "nearest" });
+  } catch (err) {
+    error.textContent = err.error || "request failed";
+  }
+}
+
+// Makes a saved version current again (a new save), after a confirmation.
+async function glueRestore(url, id, question) {
+  if (!confirm(question + " #" + id + "?")) return;
+  try {
+    await api("POST", url + "/" + encodeURIComponent(id) + "/restore");
+    location.reload();
+  } catch (err) {
+    document.getElementById("glue-versions-error").textContent = err.error || "request failed";
+  }
+}
+
+// The GLUE page: editor, save through the API, versions to view or restore.
+function glueEditor(form) {
+  const area = form.elements.glueSource;
+  const remark = form.elements.glueRemark;
+  const notice = form.querySelector(".notice");
+  const table = document.getElementById("glue-versions");
+  const url = form.dataset.glueApi;
+  let saved = area.value;
+  glueGutter(area, document.getElementById("glue-gutter"));
+  glueIndent(area);
+  window.addEventListener("beforeunload", (e) => { if (area.value !== saved) e.preventDefault(); });
+  form.noValidate = true;
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    notice.hidden = true;
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      const res = await api("PUT", url, { glueSource: area.value, glueRemark: remark.value });
+      showErrors(form, null);
+      saved = area.value;
+      remark.value = "";
+      notice.textContent = form.dataset.done;
+      notice.hidden = false;
+      const updated = document.getElementById("glue-updated");
+      updated.dataset.ms = String(res.current.glueUpdatetime);
+      document.getElementById("glue-current-remark").textContent = res.current.glueRemark;
+      localTimes(form);
+      glueVersionRows(table, res.versions);
+    } catch (err) {
+      showErrors(form, err);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  table.addEventListener("click", (e) => {
+    const view = e.target.closest("button[data-view-version]");
+    if (view) { glueView(url, view.dataset.viewVersion, table); return; }
+    const restore = e.target.closest("button[data-restore-version]");
+    if (restore) glueRestore(url, restore.dataset.restoreVersion, table.dataset.confirm);
+  });
+  const panel = document.getElementById("glue-view");
+  document.getElementById("glue-view-close").addEventListener("click", () => {
+    panel.hidden = true;
+    for (const tr of table.tBodies[0].rows) tr.classList.remove("on");
+  });
+  document.getElementById("glue-view-restore").addEventListener("click", () =>
+    glueRestore(url, panel.dataset.version, table.dataset.confirm));
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const glueForm = document.getElementById("glue-form");
+  if (glueForm) glueEditor(glueForm);
   const runLog = document.getElementById("run-log");
   if (runLog) followLog(runLog);
   const runsFilter = document.getElementById("runs-filter");

@@ -6,6 +6,7 @@
 mod kit;
 
 mod auth;
+mod glue;
 mod groups;
 mod health;
 mod jobs;

@@ -599,3 +599,157 @@ async fn an_operator_follows_a_run_live_kills_it_and_clears_runs() {
     drop(browser);
     app.finish().await;
 }
+
+/// The `value` of the form field `css`.
+async fn field_value(b: &Browser, css: &str) -> String {
+    b.client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn an_operator_edits_a_script_views_and_restores_a_version() {
+    let Some(app) = TestApp::start(Backend::Sqlite).await else {
+        return;
+    };
+    let Some(browser) = Browser::start().await else {
+        app.finish().await;
+        return;
+    };
+    let group = app.group("glue-app").await;
+    let res = app
+        .api
+        .create_job(json!({
+            "jobGroup": group,
+            "jobDesc": "Nightly cleanup script",
+            "glueType": "GLUE_SHELL",
+            "glueSource": "echo v0",
+            "glueRemark": "created",
+        }))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let id = res.id();
+    let bean = app.job(group, "Bean job").await;
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+
+    // the list offers the editor for script jobs only
+    b.click("header nav a[href='/jobs']").await;
+    b.wait_path("/jobs").await;
+    let bean_links = c
+        .find_all(Locator::Css(&format!(
+            "tr[data-job-id='{bean}'] a.glue-link"
+        )))
+        .await
+        .unwrap();
+    assert!(bean_links.is_empty(), "a BEAN job has no GLUE link");
+    b.click(&format!("tr[data-job-id='{id}'] a[href='/jobs/{id}/glue']"))
+        .await;
+    b.wait_path(&format!("/jobs/{id}/glue")).await;
+    assert_eq!(field_value(b, "#glue-source").await, "echo v0");
+    b.wait_text("#glue-gutter", "1").await;
+    b.wait_text("#glue-no-versions", "No versions").await;
+
+    // Tab indents by four spaces, Shift+Tab takes four back from the line's start
+    let area = c.find(Locator::Css("#glue-source")).await.unwrap();
+    area.clear().await.unwrap();
+    area.send_keys("#!/bin/bash\nif true; then\n\t\t")
+        .await
+        .unwrap();
+    assert_eq!(
+        field_value(b, "#glue-source").await,
+        "#!/bin/bash\nif true; then\n        "
+    );
+    area.send_keys("\u{E008}\u{E004}\u{E000}echo \"<b>hi</b>\"\nfi")
+        .await
+        .unwrap();
+    let source = "#!/bin/bash\nif true; then\n    echo \"<b>hi</b>\"\nfi";
+    assert_eq!(field_value(b, "#glue-source").await, source);
+    b.wait_text("#glue-gutter", "4").await;
+    let gutter = c
+        .find(Locator::Css("#glue-gutter"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(gutter, "1\n2\n3\n4");
+
+    // a remark is required; then the save shows up in the versions
+    b.click("#glue-form button[type=submit]").await;
+    b.wait_text("[data-error-for=glueRemark]", "glueRemark is required")
+        .await;
+    b.fill("#glue-form input[name=glueRemark]", "indent the echo")
+        .await;
+    b.click("#glue-form button[type=submit]").await;
+    b.wait_text("#glue-form .notice", "Saved").await;
+    b.wait_text("#glue-versions tbody", "indent the echo").await;
+    b.wait_text("#glue-current-remark", "indent the echo").await;
+    assert_eq!(
+        field_value(b, "#glue-form input[name=glueRemark]").await,
+        "",
+        "the remark is cleared for the next save"
+    );
+    let glue = app.api.get_glue(id).await.body;
+    assert_eq!(glue["current"]["glueSource"], source);
+    let first = glue["versions"][0]["id"].as_i64().unwrap();
+    b.screenshot("glue-editor").await;
+
+    b.fill("#glue-source", "echo three").await;
+    b.fill("#glue-form input[name=glueRemark]", "third").await;
+    b.click("#glue-form button[type=submit]").await;
+    b.wait_text("#glue-versions tbody tr:first-child", "third")
+        .await;
+    assert_eq!(
+        c.find_all(Locator::Css("#glue-versions tbody tr"))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    b.wait_text("#glue-gutter", "1").await;
+
+    // the older version's source, read-only, markup shown as text
+    b.click(&format!("button[data-view-version='{first}']"))
+        .await;
+    b.wait_text("#glue-view-source", "echo \"<b>hi</b>\"").await;
+    b.wait_text("#glue-view-remark", "indent the echo").await;
+    b.wait_text("#glue-view-id", &first.to_string()).await;
+    let bold = c.find_all(Locator::Css("#glue-view b")).await.unwrap();
+    assert!(bold.is_empty(), "sources are never markup");
+    assert_eq!(field_value(b, "#glue-source").await, "echo three");
+    b.screenshot("glue-versions").await;
+
+    // restore it: the page reloads with it as the current source
+    b.click("#glue-view-restore").await;
+    c.accept_alert().await.unwrap();
+    b.wait_text(
+        "#glue-versions tbody tr:first-child",
+        &format!("restored from version {first}"),
+    )
+    .await;
+    assert_eq!(field_value(b, "#glue-source").await, source);
+    b.wait_text("#glue-gutter", "4").await;
+    assert_eq!(
+        app.api.get_glue(id).await.body["current"]["glueSource"],
+        source
+    );
+
+    // a BEAN job's page says it has no script and links to its form
+    c.goto(&format!("{}/jobs/{bean}/glue", app.base))
+        .await
+        .unwrap();
+    b.wait_text("#glue-none", "BEAN").await;
+    b.click(&format!("#glue-none a[href='/jobs/{bean}']")).await;
+    b.wait_path(&format!("/jobs/{bean}")).await;
+
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}

@@ -318,6 +318,30 @@ impl Api {
         )
         .await
     }
+    pub async fn get_glue(&self, job: i64) -> Resp {
+        self.call(Method::GET, &format!("/api/v1/jobs/{job}/glue"), None)
+            .await
+    }
+    pub async fn get_glue_version(&self, job: i64, version: i64) -> Resp {
+        self.call(
+            Method::GET,
+            &format!("/api/v1/jobs/{job}/glue/{version}"),
+            None,
+        )
+        .await
+    }
+    pub async fn save_glue(&self, job: i64, body: Value) -> Resp {
+        self.call(Method::PUT, &format!("/api/v1/jobs/{job}/glue"), Some(body))
+            .await
+    }
+    pub async fn restore_glue(&self, job: i64, version: i64) -> Resp {
+        self.call(
+            Method::POST,
+            &format!("/api/v1/jobs/{job}/glue/{version}/restore"),
+            None,
+        )
+        .await
+    }
     pub async fn preview(&self, body: Value) -> Resp {
         self.call(Method::POST, "/api/v1/schedule/preview", Some(body))
             .await

@@ -173,6 +173,26 @@ impl TestApp {
         Api::new(&self.base)
     }
 
+    /// A client logged in as a new normal user (role USER) who may use `groups`; the
+    /// password is `<username>-pass-1`.
+    pub async fn normal_user(&self, username: &str, groups: &[i64]) -> Api {
+        let password = format!("{username}-pass-1");
+        self.store
+            .insert_user(&jobwheel::model::User {
+                id: 0,
+                username: username.into(),
+                password_hash: jobwheel::password::hash_password(&password).unwrap(),
+                role: jobwheel::model::Role::User,
+                permission: groups.iter().map(|g| *g as i32).collect(),
+            })
+            .await
+            .unwrap();
+        let client = self.anonymous();
+        let res = client.login(username, &password).await;
+        assert_eq!(res.status, 200, "log in as {username}: {}", res.body);
+        client
+    }
+
     /// Creates a group through the API and returns its id.
     pub async fn group(&self, app_name: &str) -> i64 {
         let res = self

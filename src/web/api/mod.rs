@@ -15,6 +15,7 @@
 //! | `GET/POST /jobs`, `GET/PUT/DELETE /jobs/{id}` | jobs; list filters `jobGroup, triggerStatus, jobDesc, executorHandler, author, offset, limit` |
 //! | `POST /jobs/{id}/start`, `/stop`, `/trigger {executorParam?, addressList?}` | schedule on/off; one manual run → `{logIds, triggerCodes}` |
 //! | `GET /jobs/{id}/next-fire-times?count=5` | `{fireTimes}` (1–100) |
+//! | `GET/PUT /jobs/{id}/glue`, `GET /jobs/{id}/glue/{versionId}`, `POST …/{versionId}/restore` | a script job's source `{current, versions}` (newest 30); save `{glueSource, glueRemark}` |
 //! | `POST /schedule/preview {scheduleType, scheduleConf, timezone?, count?, from?}` | `{fireTimes}` |
 //! | `GET /logs` (`jobGroup, jobId, status, from, to, offset, limit`), `GET /logs/{id}` | run records |
 //! | `GET /logs/{id}/content?fromLine=1` | the executor's log lines (proxied `/log`) |
@@ -41,6 +42,7 @@ use crate::web::AppState;
 
 pub mod auth;
 pub mod error;
+mod glue;
 mod groups;
 pub mod input;
 mod jobs;
@@ -95,6 +97,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .wrap(from_fn(auth::require_login))
                     .route("/auth/me", web::get().to(auth::me))
                     .route("/auth/password", web::post().to(auth::change_password))
+                    .configure(glue::routes)
                     .configure(groups::routes)
                     .configure(jobs::routes)
                     .configure(logs::routes)

@@ -91,6 +91,8 @@ struct JobRow {
     schedule: String,
     handler: String,
     author: String,
+    /// Whether the job runs a script (GLUE) rather than a BEAN handler.
+    script: bool,
     scheduled: bool,
     next_fire: i64,
     next_fire_utc: String,
@@ -144,6 +146,7 @@ pub(super) async fn list(
         .into_iter()
         .map(|j| JobRow {
             id: j.id,
+            script: j.glue_type != GlueType::Bean,
             group: titles
                 .get(&j.job_group)
                 .map_or_else(|| j.job_group.to_string(), |t| t.to_string()),

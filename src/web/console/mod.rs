@@ -20,6 +20,7 @@ mod assets;
 pub mod chart;
 mod dashboard;
 mod errors;
+mod glue;
 mod i18n;
 mod job_edit;
 mod jobs;
@@ -63,6 +64,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                 .route("/jobs", web::get().to(jobs::list))
                 .route("/jobs/new", web::get().to(job_edit::new))
                 .route("/jobs/{id}", web::get().to(job_edit::edit))
+                .route("/jobs/{id}/glue", web::get().to(glue::page))
                 .route("/runs", web::get().to(runs::list))
                 .route("/runs/{id}", web::get().to(runs::detail))
                 .route("/account/password", web::get().to(account::password)),
