@@ -41,6 +41,12 @@ function formBody(form) {
   const body = {};
   for (const el of form.elements) {
     if (!el.name || el.dataset.skip !== undefined || el.disabled) continue;
+    if (el.dataset.skipEmpty !== undefined && el.value === "") continue;
+    if (el.type === "checkbox" && el.dataset.group !== undefined) {
+      body[el.name] = body[el.name] || [];
+      if (el.checked) body[el.name].push(Number(el.value));
+      continue;
+    }
     if (el.type === "checkbox") { body[el.name] = el.checked; continue; }
     if (el.dataset.type === "number") { body[el.name] = el.value === "" ? null : Number(el.value); continue; }
     if (el.dataset.type === "ids") {
@@ -69,6 +75,17 @@ function showErrors(form, err) {
   if (input && input.classList) { input.classList.add("invalid"); input.focus(); }
 }
 
+// A new token's secret, shown once; the list below is reloaded behind it.
+async function showSecret(answer) {
+  document.getElementById("token-value").textContent = answer.token;
+  document.getElementById("token-secret").hidden = false;
+  const res = await fetch(location.href, { credentials: "same-origin" });
+  const page = new DOMParser().parseFromString(await res.text(), "text/html");
+  const fresh = page.getElementById("tokens");
+  if (fresh) { document.getElementById("tokens").replaceWith(fresh); bindButtons(fresh); localTimes(fresh); }
+  document.getElementById("token-form").reset();
+}
+
 async function submitApiForm(form) {
   const notice = form.querySelector(".notice");
   if (notice) notice.hidden = true;
@@ -80,8 +97,9 @@ async function submitApiForm(form) {
   const button = form.querySelector("button[type=submit]");
   if (button) button.disabled = true;
   try {
-    await api(form.dataset.method || "POST", form.dataset.api, formBody(form));
+    const answer = await api(form.dataset.method || "POST", form.dataset.api, formBody(form));
     showErrors(form, null);
+    if (form.id === "token-form") { showSecret(answer); return; }
     if (form.dataset.next) { location.href = form.dataset.next; return; }
     if (notice && form.dataset.done) { notice.textContent = form.dataset.done; notice.hidden = false; }
     if (form.id !== "trigger-form") form.reset();
@@ -149,6 +167,12 @@ async function callButton(button) {
   } catch (err) {
     alert(err.error || "request failed");
     button.disabled = false;
+  }
+}
+
+function bindButtons(root) {
+  for (const b of root.querySelectorAll("button[data-call]")) {
+    b.addEventListener("click", () => callButton(b));
   }
 }
 
@@ -426,9 +450,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   const jobForm = document.getElementById("job-form");
   if (jobForm) schedulePreview(jobForm);
-  for (const b of document.querySelectorAll("button[data-call]")) {
-    b.addEventListener("click", () => callButton(b));
-  }
+  bindButtons(document);
   for (const b of document.querySelectorAll("button[data-trigger]")) {
     b.addEventListener("click", () => triggerDialog(b));
   }

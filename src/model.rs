@@ -748,3 +748,26 @@ mod tests {
         assert_eq!(counts.failed(), 3);
     }
 }
+
+/// One change made through the console or the REST API (the audit log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// Primary key (0 before it is stored).
+    pub id: i64,
+    /// When, epoch ms.
+    pub time: i64,
+    /// Who (the user, or the owner of the API token used).
+    pub user_id: i32,
+    /// Their name at the time.
+    pub username: String,
+    /// What was done, e.g. `job.update`.
+    pub action: String,
+    /// What kind of thing it was done to: `job`, `group`, `user`, `token`, `run`.
+    pub target_type: String,
+    /// Which one (0 when the action has no single target, e.g. clearing runs).
+    pub target_id: i64,
+    /// One line for lists, e.g. the job's description.
+    pub summary: String,
+    /// JSON object `{field: {"before": …, "after": …}}` of what changed.
+    pub changes: String,
+}

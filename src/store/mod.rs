@@ -18,6 +18,7 @@ use sqlx::sqlite::{
 };
 use sqlx::ConnectOptions as _;
 
+mod audit;
 mod dialect;
 mod glue;
 mod groups;
@@ -34,6 +35,7 @@ mod settings;
 mod sqlite_lib;
 mod users;
 
+pub use audit::AuditFilter;
 pub use groups::GroupToken;
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};

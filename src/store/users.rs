@@ -234,6 +234,30 @@ impl Store {
         Ok(tokens)
     }
 
+    /// Every user's tokens, newest first.
+    pub async fn list_all_api_tokens(&self) -> StoreResult<Vec<ApiToken>> {
+        let sql = format!("SELECT {TOKEN_COLUMNS} FROM api_token ORDER BY id DESC");
+        let tokens = on_pool!(self, pool => sqlx::query(&sql)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(token_from_row)
+            .collect::<Result<Vec<_>, _>>()?);
+        Ok(tokens)
+    }
+
+    /// One token by id.
+    pub async fn get_api_token(&self, id: i32) -> StoreResult<Option<ApiToken>> {
+        let sql = self.sql(format!(
+            "SELECT {TOKEN_COLUMNS} FROM api_token WHERE id = ?"
+        ));
+        let token = on_pool!(self, pool => match sqlx::query(&sql).bind(id).fetch_optional(pool).await? {
+            Some(row) => Some(token_from_row(&row)?),
+            None => None,
+        });
+        Ok(token)
+    }
+
     /// Revokes a token; false when no such token.
     pub async fn delete_api_token(&self, id: i32) -> StoreResult<bool> {
         let sql = self.sql("DELETE FROM api_token WHERE id = ?");

@@ -36,7 +36,8 @@ pub fn mount(cfg: &mut web::ServiceConfig, prefix: &str) {
             .wrap(from_fn(super::body_deadline::body_deadline))
             .route("/registry", web::route().to(registry))
             .route("/registryRemove", web::route().to(registry_remove))
-            .route("/callback", web::route().to(callback)),
+            .route("/callback", web::route().to(callback))
+            .configure(crate::web::api::xxl_jobs::routes),
     );
 }
 

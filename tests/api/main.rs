@@ -5,6 +5,7 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod audit;
 mod auth;
 mod glue;
 mod groups;
@@ -13,3 +14,5 @@ mod jobs;
 mod logs;
 mod reports;
 mod scoped_store;
+mod users;
+mod xxl_jobs;

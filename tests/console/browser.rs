@@ -753,3 +753,107 @@ async fn an_operator_edits_a_script_views_and_restores_a_version() {
     drop(browser);
     app.finish().await;
 }
+
+#[actix_web::test]
+async fn an_administrator_manages_executors_users_and_tokens() {
+    let Some(app) = TestApp::start(Backend::Sqlite).await else {
+        return;
+    };
+    let Some(browser) = Browser::start().await else {
+        app.finish().await;
+        return;
+    };
+    let executor = FakeExecutor::start(&app.base, &app.token, Behaviour::default());
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+
+    // executor groups: create with a bad name (the API's message beside it), then a good one
+    b.click("header nav a[href='/executors']").await;
+    b.wait_path("/executors").await;
+    b.click("#new-group").await;
+    b.wait_path("/executors/new").await;
+    b.fill("#group-form input[name=appName]", "bad name!").await;
+    b.fill("#group-form input[name=title]", "Orders").await;
+    b.click("#group-form button[type=submit]").await;
+    b.wait_text("[data-error-for=appName]", "letters, digits")
+        .await;
+    b.fill("#group-form input[name=appName]", "order-service")
+        .await;
+    b.click("#group-form button[type=submit]").await;
+    b.wait_path("/executors").await;
+    b.wait_text("#groups", "order-service").await;
+    executor.register("order-service").await;
+    c.goto(&format!("{}/executors", app.base)).await.unwrap();
+    b.wait_text("#groups td.online", &executor.address).await;
+    b.wait_text("#groups td.online", "beat").await;
+    b.screenshot("executors").await;
+    let group = app.api.list_groups().await.body[0]["id"].as_i64().unwrap();
+
+    // users: a normal user limited to the new group
+    b.click("header nav a[href='/users']").await;
+    b.wait_path("/users").await;
+    b.click("#new-user").await;
+    b.wait_path("/users/new").await;
+    b.fill("#user-form input[name=username]", "grace").await;
+    b.fill("#user-form input[name=password]", "short").await;
+    b.click("#user-form button[type=submit]").await;
+    b.wait_text("[data-error-for=password]", "at least 8").await;
+    b.fill("#user-form input[name=password]", "grace-pass-1")
+        .await;
+    b.click(&format!(
+        "#user-form input[name=permission][value='{group}']"
+    ))
+    .await;
+    b.click("#user-form button[type=submit]").await;
+    b.wait_path("/users").await;
+    b.wait_text("#users", "grace").await;
+    b.wait_text("#users", "order-service").await;
+    b.screenshot("users").await;
+    let grace = app.anonymous();
+    assert_eq!(grace.login("grace", "grace-pass-1").await.status, 200);
+    assert_eq!(grace.me().await.body["permission"], json!([group]));
+
+    // tokens: the secret is shown once; revoking removes the row
+    b.click("header nav a[href='/tokens']").await;
+    b.wait_path("/tokens").await;
+    b.fill("#token-form input[name=name]", "deploy-script")
+        .await;
+    b.click("#token-form button[type=submit]").await;
+    b.wait_text("#token-value", "jw_").await;
+    b.wait_text("#tokens", "deploy-script").await;
+    b.screenshot("tokens").await;
+    let secret = c
+        .find(Locator::Css("#token-value"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let script = app.anonymous();
+    script.set_bearer(Some(&secret));
+    assert_eq!(script.me().await.body["username"], "admin");
+    c.goto(&format!("{}/tokens", app.base)).await.unwrap();
+    assert!(
+        !c.source().await.unwrap().contains(&secret),
+        "never shown again"
+    );
+    b.click("#tokens button[data-call]").await;
+    c.accept_alert().await.unwrap();
+    b.wait_text("#tokens", "No tokens").await;
+    assert_eq!(script.me().await.status, 401);
+
+    // the audit log lists what this test changed, newest first
+    b.click("header nav a[href='/audit']").await;
+    b.wait_path("/audit").await;
+    b.wait_text("#audit", "token.revoke").await;
+    for action in ["token.create", "user.create", "group.create"] {
+        b.wait_text("#audit", action).await;
+    }
+    b.wait_text("#audit", "grace").await;
+    b.screenshot("audit").await;
+
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}

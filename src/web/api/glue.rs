@@ -7,6 +7,7 @@
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 
+use super::audit;
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
@@ -125,7 +126,9 @@ async fn store_version(
     id: i32,
     source: &str,
     remark: &str,
+    action: &'static str,
 ) -> ApiResult<HttpResponse> {
+    let before = load_job(state, principal, id).await?;
     let saved = state
         .store
         .save_glue(id, source, remark, now_ms(), GLUE_VERSIONS_KEPT)
@@ -138,6 +141,16 @@ async fn store_version(
         principal.user.username
     );
     let job = load_job(state, principal, id).await?;
+    let fields = |j: &crate::model::JobInfo| serde_json::json!({"glueSource": j.glue_source, "glueRemark": j.glue_remark});
+    let change = audit::Change {
+        action,
+        target_type: "job",
+        target_id: id.into(),
+        summary: job.job_desc.clone(),
+        before: Some(fields(&before)),
+        after: Some(fields(&job)),
+    };
+    audit::record(state, principal, change).await;
     Ok(HttpResponse::Ok().json(glue_view(state, job).await?))
 }
 
@@ -201,7 +214,7 @@ async fn save(
         return Err(ApiError::field("glueSource", "glueSource is required"));
     };
     let remark = check_remark(body.glue_remark)?;
-    store_version(&state, &principal, id, &source, &remark).await
+    store_version(&state, &principal, id, &source, &remark, "glue.save").await
 }
 
 /// The remark of a restore: `restored from version 7 (<its remark>)`, the old remark shortened
@@ -229,7 +242,15 @@ async fn restore(
     load_script_job(&state, &principal, id).await?;
     let v = load_version(&state, id, version_id).await?;
     let remark = restore_remark(version_id, &v.glue_remark);
-    store_version(&state, &principal, id, &v.glue_source, &remark).await
+    store_version(
+        &state,
+        &principal,
+        id,
+        &v.glue_source,
+        &remark,
+        "glue.restore",
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 
+use super::audit::{self, Change};
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
@@ -236,7 +237,9 @@ async fn create(
     );
     refresh_registry(&state);
     let live = live_addresses(&state).await?;
-    Ok(HttpResponse::Created().json(view(group, &live)))
+    let shown = view(group, &live);
+    record(&state, &principal, "group.create", None, Some(&shown)).await;
+    Ok(HttpResponse::Created().json(shown))
 }
 
 async fn update(
@@ -248,6 +251,8 @@ async fn update(
     principal.require_admin()?;
     let id = path.into_inner();
     let mut group = load_group(&state, id, None).await?;
+    let live_before = live_addresses(&state).await?;
+    let before = view(group.clone(), &live_before);
     apply(&mut group, body.into_inner())?;
     group.update_time = now_ms();
     if !state.store.update_group(&group).await? {
@@ -257,7 +262,16 @@ async fn update(
     }
     refresh_registry(&state);
     let live = live_addresses(&state).await?;
-    Ok(HttpResponse::Ok().json(view(group, &live)))
+    let shown = view(group, &live);
+    record(
+        &state,
+        &principal,
+        "group.update",
+        Some(&before),
+        Some(&shown),
+    )
+    .await;
+    Ok(HttpResponse::Ok().json(shown))
 }
 
 async fn delete(
@@ -267,7 +281,7 @@ async fn delete(
 ) -> ApiResult<HttpResponse> {
     principal.require_admin()?;
     let id = path.into_inner();
-    load_group(&state, id, None).await?;
+    let group = load_group(&state, id, None).await?;
     let jobs = state.store.count_jobs_in_group(id).await?;
     if jobs > 0 {
         return Err(ApiError::Conflict(format!(
@@ -279,7 +293,31 @@ async fn delete(
             "executor group {id} does not exist"
         )));
     }
+    let before = view(group, &BTreeMap::new());
+    record(&state, &principal, "group.delete", Some(&before), None).await;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Records a change of a group in the audit log (its token only as "set or not").
+async fn record(
+    state: &AppState,
+    principal: &Principal,
+    action: &'static str,
+    before: Option<&GroupView>,
+    after: Option<&GroupView>,
+) {
+    let Some(shown) = after.or(before) else {
+        return;
+    };
+    let change = Change {
+        action,
+        target_type: "group",
+        target_id: shown.id.into(),
+        summary: shown.app_name.clone(),
+        before: before.and_then(audit::snapshot),
+        after: after.and_then(audit::snapshot),
+    };
+    audit::record(state, principal, change).await;
 }
 
 #[cfg(test)]

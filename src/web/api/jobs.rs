@@ -6,6 +6,7 @@ use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
+use super::audit;
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::input::{parse_value, Json};
@@ -485,7 +486,7 @@ async fn reload(state: &AppState, id: i32) -> ApiResult<JobInfo> {
         .ok_or_else(|| ApiError::not_found(format!("job {id} does not exist")))
 }
 
-async fn create(
+pub(super) async fn create(
     state: web::Data<AppState>,
     principal: Principal,
     body: Json<JobBody>,
@@ -512,7 +513,9 @@ async fn create(
         job.job_desc
     );
     let job = reload(&state, id).await?;
-    Ok(HttpResponse::Created().json(JobView::from(job)))
+    let view = JobView::from(job);
+    record_job(&state, &principal, "job.create", id, None, Some(&view)).await;
+    Ok(HttpResponse::Created().json(view))
 }
 
 /// What an update does to a running job's next fire time.
@@ -522,7 +525,7 @@ enum Reschedule {
     Stop,
 }
 
-async fn update(
+pub(super) async fn update(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
@@ -578,24 +581,65 @@ async fn update(
         }
     }
     let job = reload(&state, id).await?;
-    Ok(HttpResponse::Ok().json(JobView::from(job)))
+    let view = JobView::from(job);
+    let before = JobView::from(old);
+    record_job(
+        &state,
+        &principal,
+        "job.update",
+        id,
+        Some(&before),
+        Some(&view),
+    )
+    .await;
+    Ok(HttpResponse::Ok().json(view))
 }
 
-async fn delete(
+/// Records a change of job `id` in the audit log.
+async fn record_job(
+    state: &AppState,
+    principal: &Principal,
+    action: &'static str,
+    id: i32,
+    before: Option<&JobView>,
+    after: Option<&JobView>,
+) {
+    let summary = after
+        .or(before)
+        .map(|v| v.job_desc.clone())
+        .unwrap_or_default();
+    audit::record(
+        state,
+        principal,
+        audit::Change {
+            action,
+            target_type: "job",
+            target_id: id.into(),
+            summary,
+            before: before.and_then(audit::snapshot),
+            after: after.and_then(audit::snapshot),
+        },
+    )
+    .await;
+}
+
+pub(super) async fn delete(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
 ) -> ApiResult<HttpResponse> {
     let id = path.into_inner();
-    load_job(&state, &principal, id).await?;
+    let old = load_job(&state, &principal, id).await?;
     if !state.store.delete_job(id).await? {
         return Err(ApiError::not_found(format!("job {id} does not exist")));
     }
     log::info!("user '{}' deleted job {id}", principal.user.username);
+    let before = JobView::from(old);
+    record_job(&state, &principal, "job.delete", id, Some(&before), None).await;
     Ok(HttpResponse::NoContent().finish())
 }
 
-async fn start(
+pub(super) async fn start(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
@@ -615,22 +659,42 @@ async fn start(
     if !state.store.start_job(id, next, now).await? {
         return Err(ApiError::not_found(format!("job {id} does not exist")));
     }
-    let job = reload(&state, id).await?;
-    Ok(HttpResponse::Ok().json(JobView::from(job)))
+    let view = JobView::from(reload(&state, id).await?);
+    let before = JobView::from(job);
+    record_job(
+        &state,
+        &principal,
+        "job.start",
+        id,
+        Some(&before),
+        Some(&view),
+    )
+    .await;
+    Ok(HttpResponse::Ok().json(view))
 }
 
-async fn stop(
+pub(super) async fn stop(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
 ) -> ApiResult<HttpResponse> {
     let id = path.into_inner();
-    load_job(&state, &principal, id).await?;
+    let old = load_job(&state, &principal, id).await?;
     if !state.store.stop_job(id, now_ms()).await? {
         return Err(ApiError::not_found(format!("job {id} does not exist")));
     }
-    let job = reload(&state, id).await?;
-    Ok(HttpResponse::Ok().json(JobView::from(job)))
+    let view = JobView::from(reload(&state, id).await?);
+    let before = JobView::from(old);
+    record_job(
+        &state,
+        &principal,
+        "job.stop",
+        id,
+        Some(&before),
+        Some(&view),
+    )
+    .await;
+    Ok(HttpResponse::Ok().json(view))
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -649,7 +713,7 @@ struct TriggerAnswer {
 
 /// `POST /jobs/{id}/trigger {executorParam?, addressList?}`: one manual run now; waits until
 /// the log rows exist and the executors answered.
-async fn trigger(
+pub(super) async fn trigger(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
@@ -667,7 +731,7 @@ async fn trigger(
     if let Some(param) = &body.executor_param {
         check_executor_param(param)?;
     }
-    load_job(&state, &principal, id).await?;
+    let job = load_job(&state, &principal, id).await?;
     let addresses: Option<Vec<String>> = body.address_list.map(|list| {
         list.into_iter()
             .map(|a| a.trim().to_string())
@@ -682,6 +746,7 @@ async fn trigger(
     let mut t = Trigger::new(id, TriggerType::Manual, 0);
     t.executor_param = body.executor_param;
     t.address_list = addresses.filter(|l| !l.is_empty());
+    let (t_param, t_addresses) = (t.executor_param.clone(), t.address_list.clone());
     let Some(report) = trigger_and_wait(&state.dispatcher, t).await else {
         return Err(ApiError::Unavailable(
             "the dispatcher is not running (admin shutting down?)".into(),
@@ -701,6 +766,23 @@ async fn trigger(
         principal.user.username,
         report.log_ids
     );
+    audit::record(
+        &state,
+        &principal,
+        audit::Change {
+            action: "job.trigger",
+            target_type: "job",
+            target_id: id.into(),
+            summary: job.job_desc,
+            before: None,
+            after: Some(serde_json::json!({
+                "executorParam": t_param,
+                "addressList": t_addresses,
+                "logIds": report.log_ids,
+            })),
+        },
+    )
+    .await;
     Ok(HttpResponse::Ok().json(TriggerAnswer {
         log_ids: report.log_ids,
         trigger_codes: report.codes,

@@ -3,6 +3,7 @@
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 
+use super::audit::{self, Change};
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::{load_job, paging, trigger_env, ApiExecutorClient, Page};
@@ -131,7 +132,11 @@ async fn list(
 }
 
 /// The log row if the caller may see it: 404 when missing, 403 when not permitted.
-pub(crate) async fn load_log(state: &AppState, principal: &Principal, id: i64) -> ApiResult<JobLog> {
+pub(crate) async fn load_log(
+    state: &AppState,
+    principal: &Principal,
+    id: i64,
+) -> ApiResult<JobLog> {
     let log = state
         .store
         .get_log(id)
@@ -294,6 +299,19 @@ async fn kill(
     )
     .await
     .map_err(ApiError::Internal)?;
+    audit::record(
+        &state,
+        &principal,
+        Change {
+            action: "run.kill",
+            target_type: "run",
+            target_id: log.id,
+            summary: format!("job {}", log.job_id),
+            before: None,
+            after: Some(serde_json::json!({"handleMsg": handle_msg})),
+        },
+    )
+    .await;
     log::info!(
         "user '{}' killed job {} (log {})",
         principal.user.username,
@@ -383,5 +401,18 @@ async fn clear(
         "user '{}' cleared {deleted} log row(s) (group {job_group:?}, job {job_id:?})",
         principal.user.username
     );
+    let rule = serde_json::json!({
+        "jobGroup": job_group, "jobId": job_id, "olderThan": before, "keepLast": keep_last,
+        "deleted": deleted,
+    });
+    let change = Change {
+        action: "run.clear",
+        target_type: "run",
+        target_id: 0,
+        summary: format!("{deleted} run(s) cleared"),
+        before: None,
+        after: Some(rule),
+    };
+    audit::record(&state, &principal, change).await;
     Ok(HttpResponse::Ok().json(Cleared { deleted }))
 }

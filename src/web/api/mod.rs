@@ -23,6 +23,9 @@
 //! | `DELETE /logs?jobGroup&jobId&olderThanDays\|keepLast` | `{deleted}` |
 //! | `GET /registry` | executors online: `[{appName, address, protocol, updateTime}]` |
 //! | `GET /system/access-token` | the executors' access token (admins only) |
+//! | `GET/POST /users`, `GET/PUT/DELETE /users/{id}`, `POST /users/{id}/password` | console users (admins only) |
+//! | `GET/POST /tokens`, `DELETE /tokens/{id}` | API tokens; the secret is in the create answer only |
+//! | `GET /audit?username&targetType&targetId&action&from&to` | who changed what, with before/after (admins only) |
 //!
 //! Normal users (role USER) see and change only jobs, logs and executors of the groups in their
 //! `permission` list; admins everything.
@@ -40,6 +43,7 @@ use crate::model::{JobGroup, JobInfo};
 use crate::store::ActorStore;
 use crate::web::AppState;
 
+pub(crate) mod audit;
 pub mod auth;
 pub mod error;
 mod glue;
@@ -51,6 +55,9 @@ mod registry;
 pub(crate) mod reports;
 mod schedule;
 mod system;
+mod tokens;
+pub(crate) mod users;
+pub(crate) mod xxl_jobs;
 
 use self::auth::Principal;
 use self::error::{ApiError, ApiResult};
@@ -98,6 +105,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .route("/auth/me", web::get().to(auth::me))
                     .route("/auth/password", web::post().to(auth::change_password))
                     .configure(glue::routes)
+                    .configure(audit::routes)
                     .configure(groups::routes)
                     .configure(jobs::routes)
                     .configure(logs::routes)
@@ -105,6 +113,8 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .configure(reports::routes)
                     .configure(schedule::routes)
                     .configure(system::routes)
+                    .configure(tokens::routes)
+                    .configure(users::routes)
                     .default_service(web::to(not_found)),
             ),
     );
@@ -164,7 +174,11 @@ async fn load_group(state: &AppState, id: i32, field: Option<&'static str>) -> A
 }
 
 /// The job with this id if the caller may see it: 404 when missing, 403 when not permitted.
-pub(crate) async fn load_job(state: &AppState, principal: &Principal, id: i32) -> ApiResult<JobInfo> {
+pub(crate) async fn load_job(
+    state: &AppState,
+    principal: &Principal,
+    id: i32,
+) -> ApiResult<JobInfo> {
     let job = state
         .store
         .get_job(id)

@@ -51,6 +51,7 @@ impl ResponseError for PageError {
         };
         let page = ErrorPage {
             nav: Nav {
+                admin: false,
                 lang: Lang::En,
                 user: None,
                 active: "",

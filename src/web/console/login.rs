@@ -44,6 +44,7 @@ pub(super) async fn page(
     }
     render(&LoginPage {
         nav: Nav {
+            admin: false,
             lang: Lang::of(&req),
             user: None,
             active: "login",

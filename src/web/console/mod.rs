@@ -17,20 +17,25 @@ use super::AppState;
 
 mod account;
 mod assets;
+mod audit;
 pub mod chart;
 mod dashboard;
 mod errors;
+mod executors;
 mod glue;
 mod i18n;
 mod job_edit;
 mod jobs;
 mod login;
 mod runs;
+mod users;
 
 pub use i18n::Lang;
 
 /// What the layout shows around every page: language, user, which tab is open.
 pub struct Nav {
+    /// Whether the user is an administrator (the Users tab).
+    pub admin: bool,
     /// The page's language.
     pub lang: Lang,
     /// The logged-in user's name (`None` on the login page).
@@ -48,27 +53,47 @@ impl Nav {
     }
 }
 
+/// Each page is its own resource (not one catch-all scope), so that paths the console does
+/// not serve, such as an embedded executor's, reach whoever else is mounted.
+macro_rules! pages {
+    ($cfg:expr, $($path:literal => $handler:expr),+ $(,)?) => {
+        $(
+            $cfg.service(
+                web::resource($path)
+                    .wrap(from_fn(require_session))
+                    .wrap(from_fn(security_headers))
+                    .route(web::get().to($handler)),
+            );
+        )+
+    };
+}
+
 /// Mounts the console's pages and assets.
 pub fn mount(cfg: &mut web::ServiceConfig) {
     cfg.route("/static/{file}", web::get().to(assets::serve))
         .service(
-            web::scope("/login")
+            web::resource("/login")
                 .wrap(from_fn(security_headers))
-                .route("", web::get().to(login::page)),
-        )
-        .service(
-            web::scope("")
-                .wrap(from_fn(require_session))
-                .wrap(from_fn(security_headers))
-                .route("/", web::get().to(dashboard::page))
-                .route("/jobs", web::get().to(jobs::list))
-                .route("/jobs/new", web::get().to(job_edit::new))
-                .route("/jobs/{id}", web::get().to(job_edit::edit))
-                .route("/jobs/{id}/glue", web::get().to(glue::page))
-                .route("/runs", web::get().to(runs::list))
-                .route("/runs/{id}", web::get().to(runs::detail))
-                .route("/account/password", web::get().to(account::password)),
+                .route(web::get().to(login::page)),
         );
+    pages!(cfg,
+        "/" => dashboard::page,
+        "/jobs" => jobs::list,
+        "/jobs/new" => job_edit::new,
+        "/jobs/{id}" => job_edit::edit,
+        "/jobs/{id}/glue" => glue::page,
+        "/runs" => runs::list,
+        "/runs/{id}" => runs::detail,
+        "/executors" => executors::list,
+        "/executors/new" => executors::new,
+        "/executors/{id}" => executors::edit,
+        "/users" => users::list,
+        "/users/new" => users::new,
+        "/users/{id}" => users::edit,
+        "/tokens" => users::tokens,
+        "/audit" => audit::page,
+        "/account/password" => account::password,
+    );
 }
 
 /// A rendered page, or 500 when a template fails (which the compiler mostly rules out).
@@ -88,6 +113,7 @@ fn render(page: &impl Template) -> HttpResponse {
 /// The layout of a page for `principal`.
 fn nav(req: &actix_web::HttpRequest, principal: &Principal, active: &'static str) -> Nav {
     Nav {
+        admin: principal.is_admin(),
         lang: Lang::of(req),
         user: Some(principal.user.username.clone()),
         active,

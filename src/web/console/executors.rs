@@ -1,0 +1,132 @@
+//! Executor groups: each with its online addresses and their last heartbeat; a group's form.
+
+use actix_web::{web, HttpRequest};
+use askama::Template;
+
+use super::errors::PageResult;
+use super::{nav, render, utc_text, Nav};
+use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::clock::now_ms;
+use crate::model::{AddressType, JobGroup};
+use crate::web::api::auth::Principal;
+use crate::web::api::error::ApiError;
+use crate::web::AppState;
+
+/// An executor that beat recently.
+struct Online {
+    address: String,
+    protocol: String,
+    beat: i64,
+    beat_utc: String,
+}
+
+/// A group and who serves it.
+struct GroupRow {
+    group: JobGroup,
+    auto: bool,
+    online: Vec<Online>,
+    jobs: i64,
+}
+
+#[derive(Template)]
+#[template(path = "executors.html")]
+struct ExecutorsPage {
+    nav: Nav,
+    groups: Vec<GroupRow>,
+    is_admin: bool,
+}
+
+/// `GET /executors`: the groups the user may see.
+pub(super) async fn list(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    principal: Principal,
+) -> PageResult {
+    let live = state
+        .store
+        .find_live_registry(now_ms() - DEAD_AFTER_MS)
+        .await?;
+    let mut groups = Vec::new();
+    for group in state.store.list_groups().await? {
+        if !principal.can_access(group.id) {
+            continue;
+        }
+        let online = live
+            .iter()
+            .filter(|r| r.registry_key == group.app_name)
+            .map(|r| Online {
+                address: r.registry_value.clone(),
+                protocol: r.protocol.clone(),
+                beat: r.update_time,
+                beat_utc: utc_text(r.update_time),
+            })
+            .collect();
+        groups.push(GroupRow {
+            jobs: state.store.count_jobs_in_group(group.id).await?,
+            auto: group.address_type == AddressType::Auto,
+            online,
+            group,
+        });
+    }
+    Ok(render(&ExecutorsPage {
+        nav: nav(&req, &principal, "executors"),
+        is_admin: principal.is_admin(),
+        groups,
+    }))
+}
+
+#[derive(Template)]
+#[template(path = "executor_edit.html")]
+struct GroupForm {
+    nav: Nav,
+    group: JobGroup,
+    addresses: String,
+    api_url: String,
+    api_method: &'static str,
+}
+
+fn form(req: &HttpRequest, principal: &Principal, group: JobGroup) -> PageResult {
+    principal.require_admin()?;
+    let (api_url, api_method) = match group.id {
+        0 => ("/api/v1/groups".to_string(), "POST"),
+        id => (format!("/api/v1/groups/{id}"), "PUT"),
+    };
+    Ok(render(&GroupForm {
+        nav: nav(req, principal, "executors"),
+        addresses: group.address_list.join(", "),
+        group,
+        api_url,
+        api_method,
+    }))
+}
+
+/// `GET /executors/new` (admins).
+pub(super) async fn new(req: HttpRequest, principal: Principal) -> PageResult {
+    let group = JobGroup {
+        id: 0,
+        app_name: String::new(),
+        title: String::new(),
+        address_type: AddressType::Auto,
+        address_list: Vec::new(),
+        access_token: None,
+        update_time: 0,
+    };
+    form(&req, &principal, group)
+}
+
+/// `GET /executors/{id}` (admins).
+pub(super) async fn edit(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    principal: Principal,
+    id: web::Path<i32>,
+) -> PageResult {
+    principal.require_admin()?;
+    let id = id.into_inner();
+    let group = state
+        .store
+        .get_group(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("executor group {id} does not exist")))?;
+    form(&req, &principal, group)
+}
