@@ -9,7 +9,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use chrono::Days;
 use fantoccini::{Client, ClientBuilder, Locator};
+use jobwheel::actors::monitor_report::{day_start, local_date};
+use jobwheel::clock::now_ms;
+use jobwheel::model::LogReport;
 use jobwheel::store::Backend;
 use serde_json::json;
 
@@ -270,13 +274,41 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
         .unwrap();
     assert_eq!(rows.len(), 1);
 
-    // dashboard
+    // dashboard, over a week of daily reports
+    let tz = app.settings().timezone;
+    let today = local_date(tz, now_ms());
+    for (back, ok, failed, running) in [
+        (6, 1210, 14, 0),
+        (5, 1302, 3, 0),
+        (4, 1187, 41, 0),
+        (3, 1244, 0, 0),
+        (2, 1390, 9, 0),
+        (1, 1275, 22, 0),
+        (0, 640, 5, 12),
+    ] {
+        app.store
+            .upsert_log_report(&LogReport {
+                trigger_day: day_start(tz, today - Days::new(back)),
+                running_count: running,
+                suc_count: ok,
+                fail_count: failed,
+                update_time: now_ms(),
+            })
+            .await
+            .unwrap();
+    }
     b.click("header nav a[href='/']").await;
     b.wait_path("/").await;
     b.wait_text("#jobs-scheduled", "1").await;
     b.wait_text("#jobs-stopped", "2").await;
     let bars = c.find_all(Locator::Css("svg.chart g")).await.unwrap();
     assert_eq!(bars.len(), 7);
+    b.wait_text("#runs-today", "657").await;
+    let failed = c
+        .find_all(Locator::Css("svg.chart rect.fail"))
+        .await
+        .unwrap();
+    assert_eq!(failed.len(), 6, "a red segment on each day with failures");
     b.screenshot("dashboard").await;
 
     // the language switch is remembered by the browser
@@ -852,6 +884,122 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     }
     b.wait_text("#audit", "grace").await;
     b.screenshot("audit").await;
+
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}
+
+/// Picks `value` in the select `css`.
+async fn select(b: &Browser, css: &str, value: &str) {
+    b.client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .select_by_value(value)
+        .await
+        .unwrap();
+}
+
+#[actix_web::test]
+async fn a_script_job_made_in_the_console_runs_on_the_embedded_executor_live() {
+    // groups are created through the form in an_administrator_manages_executors_users_and_tokens
+    let Some(app) = TestApp::builder(Backend::Sqlite).standalone().start().await else {
+        return;
+    };
+    let Some(browser) = Browser::start().await else {
+        app.finish().await;
+        return;
+    };
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+
+    // the embedded executor's group (its executor accepts triggers for its own app name)
+    let groups = app.api.list_groups().await.body;
+    let group = groups
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["appName"] == "jobwheel-local")
+        .expect("standalone's group")["id"]
+        .as_i64()
+        .unwrap();
+
+    // a GLUE_SHELL job from the form, its script from the GLUE editor
+    c.goto(&format!("{}/jobs/new", app.base)).await.unwrap();
+    select(b, "#job-form select[name=jobGroup]", &group.to_string()).await;
+    b.fill("#job-form input[name=jobDesc]", "Count to five")
+        .await;
+    select(b, "#job-form select[name=scheduleType]", "NONE").await;
+    select(b, "#job-form select[name=glueType]", "GLUE_SHELL").await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    let listed = app.api.list_jobs("").await.body;
+    let job = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobDesc"] == "Count to five")
+        .expect("the new job");
+    assert_eq!(
+        (job["glueType"].as_str(), job["jobGroup"].as_i64()),
+        (Some("GLUE_SHELL"), Some(group)),
+        "{listed}"
+    );
+    let job = job["id"].as_i64().unwrap();
+    c.goto(&format!("{}/jobs/{job}/glue", app.base))
+        .await
+        .unwrap();
+    let editor = c.find(Locator::Css("textarea.code")).await.unwrap();
+    editor.clear().await.unwrap();
+    editor
+        .send_keys("for i in 1 2 3 4 5; do echo \"line $i\"; sleep 1; done\n")
+        .await
+        .unwrap();
+    b.fill("input[name=glueRemark]", "count").await;
+    b.click("#glue-form button[type=submit]").await;
+    b.wait_text("#glue-versions", "count").await;
+
+    // run once: the run's page shows the script's lines as they are written
+    let run = app.api.trigger_job(job, None).await.body["logIds"][0]
+        .as_i64()
+        .unwrap();
+    c.goto(&format!("{}/runs/{run}", app.base)).await.unwrap();
+    b.wait_text("#run-log", "line 1").await;
+    let partial = c
+        .find(Locator::Css("#run-log"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !partial.contains("line 5"),
+        "the first line arrived before the last was written: {partial}"
+    );
+    b.wait_text("#run-log", "line 3").await;
+    b.screenshot("run-live-tail").await;
+    b.wait_text("#run-log", "line 5").await;
+    b.wait_text("#run-state", "Succeeded").await;
+
+    // a long run, killed from its page
+    let mut body = app.api.get_job(job).await.body;
+    body["glueSource"] = json!("echo started; sleep 300; echo never");
+    body["glueRemark"] = json!("long");
+    assert_eq!(app.api.update_job(job, body).await.status, 200);
+    let long = app.api.trigger_job(job, None).await.body["logIds"][0]
+        .as_i64()
+        .unwrap();
+    c.goto(&format!("{}/runs/{long}", app.base)).await.unwrap();
+    b.wait_text("#run-log", "started").await;
+    b.click("button[data-call$='/kill']").await;
+    c.accept_alert().await.unwrap();
+    b.wait_text("#run-state", "Failed").await;
+    b.wait_text("#result-msg", "kill").await;
+    b.screenshot("run-killed-script").await;
+    let run = app.api.get_log(long).await.body;
+    assert!(run["handleCode"].as_i64().unwrap() >= 500, "{run}");
 
     browser.client.clone().close().await.unwrap();
     drop(browser);

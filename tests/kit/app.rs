@@ -3,7 +3,7 @@
 
 use actix_web::http::Method;
 use jobwheel::actors::monitor::MonitorSettings;
-use jobwheel::config::{AdminArgs, AdminSettings, Sources};
+use jobwheel::config::{AdminArgs, AdminSettings, LocalExecutorSettings, Sources};
 use jobwheel::startup::{Admin, AdminActors};
 use jobwheel::store::{Backend, Store};
 use serde_json::{json, Value};
@@ -24,9 +24,17 @@ pub struct AppBuilder {
     args: AdminArgs,
     settings: Vec<SettingsEdit>,
     monitors: Option<MonitorsEdit>,
+    standalone: bool,
 }
 
 impl AppBuilder {
+    /// Standalone mode: the admin with its in-process executor (`jobwheel-local`, served under
+    /// `/executor/`, running scripts) and the demo job; run logs go to a temporary folder.
+    pub fn standalone(mut self) -> Self {
+        self.standalone = true;
+        self
+    }
+
     /// The executors' token (default: the one the admin generates).
     pub fn token(mut self, token: &str) -> Self {
         self.args.access_token = Some(token.to_string());
@@ -71,13 +79,24 @@ impl AppBuilder {
         for edit in self.settings {
             edit(&mut settings);
         }
-        let admin = match self.monitors {
-            Some(edit) => {
+        let logs = match self.standalone {
+            true => Some(tempfile::tempdir().expect("a folder for run logs")),
+            false => None,
+        };
+        let admin = match (self.monitors, &logs) {
+            (_, Some(dir)) => {
+                let local = LocalExecutorSettings {
+                    log_path: dir.path().to_path_buf(),
+                    ..LocalExecutorSettings::default()
+                };
+                Admin::build_standalone(&settings, &local).await
+            }
+            (Some(edit), None) => {
                 let mut monitors = MonitorSettings::from_admin(&settings);
                 edit(&mut monitors);
                 Admin::build_with_monitors(&settings, monitors).await
             }
-            None => Admin::build(&settings).await,
+            (None, None) => Admin::build(&settings).await,
         }
         .expect("admin starts");
         let base = format!("http://127.0.0.1:{}", admin.port());
@@ -98,6 +117,7 @@ impl AppBuilder {
             settings,
             admin_store,
             db,
+            _logs: logs,
         })
     }
 }
@@ -125,6 +145,7 @@ pub struct TestApp {
     settings: AdminSettings,
     admin_store: Store,
     db: TestDb,
+    _logs: Option<tempfile::TempDir>,
 }
 
 impl TestApp {
@@ -136,6 +157,7 @@ impl TestApp {
             args: AdminArgs::default(),
             settings: Vec::new(),
             monitors: None,
+            standalone: false,
         }
     }
 
