@@ -204,7 +204,7 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
     let group = app.group("demo-app").await;
     for (desc, author) in [
         ("Nightly report <b>export</b>", "ops"),
-        ("Clean temp files", "ops"),
+        ("<script>alert(1)</script> Clean temp files", "ops"),
         ("Sync partners", "li.wei"),
     ] {
         let id = app.job(group, desc).await;
@@ -242,6 +242,13 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
     b.wait_path("/jobs").await;
     b.wait_text("#jobs tbody", "Nightly report <b>export</b>")
         .await;
+    // a description holding a script is shown as text and never runs
+    b.wait_text("#jobs tbody", "<script>alert(1)</script> Clean temp files")
+        .await;
+    assert!(
+        c.get_alert_text().await.is_err(),
+        "no dialog: the description was not run"
+    );
     let rows = c
         .find_all(Locator::Css("#jobs tbody tr[data-job-id]"))
         .await
@@ -363,6 +370,12 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
     c.goto(&format!("{}/", app.base)).await.unwrap();
     b.wait_path("/login").await;
     b.screenshot("login").await;
+    // and in again, with the new password
+    b.fill("input[name=username]", "admin").await;
+    b.fill("input[name=password]", "brand-new-pass").await;
+    b.click("button[type=submit]").await;
+    b.wait_path("/").await;
+    b.wait_text("header .me", "admin").await;
 
     browser.client.clone().close().await.unwrap();
     drop(browser);
@@ -845,6 +858,64 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     let grace = app.anonymous();
     assert_eq!(grace.login("grace", "grace-pass-1").await.status, 200);
     assert_eq!(grace.me().await.body["permission"], json!([group]));
+
+    // grace, in her own browser session, sees her group's job and run, not another group's
+    let billing = app.group("billing").await;
+    let secret_job = app.job(billing, "Billing secret job").await;
+    let order_job = app.job(group, "Order sync").await;
+    let now = now_ms();
+    let mut runs = Vec::new();
+    for (g, j) in [(group, order_job), (billing, secret_job)] {
+        let log = crate::kit::db::manual_log(g as i32, j as i32, now);
+        runs.push(app.store.insert_log(&log).await.unwrap());
+    }
+    b.click("#logout").await;
+    b.wait_path("/login").await;
+    b.fill("input[name=username]", "grace").await;
+    b.fill("input[name=password]", "grace-pass-1").await;
+    b.click("button[type=submit]").await;
+    b.wait_path("/").await;
+    c.goto(&format!("{}/jobs", app.base)).await.unwrap();
+    b.wait_text("#jobs tbody", "Order sync").await;
+    let page = c.source().await.unwrap();
+    assert!(!page.contains("Billing secret job") && !page.contains("billing title"));
+    assert!(
+        c.find(Locator::Css("header nav a[href='/users']"))
+            .await
+            .is_err(),
+        "no Users tab for a normal user"
+    );
+    c.goto(&format!("{}/runs", app.base)).await.unwrap();
+    b.wait_text(&format!("tr[data-run-id='{}']", runs[0]), "Order sync")
+        .await;
+    assert!(c
+        .find(Locator::Css(&format!("tr[data-run-id='{}']", runs[1])))
+        .await
+        .is_err());
+    for url in [
+        format!("/api/v1/jobs/{secret_job}"),
+        format!("/api/v1/logs/{}", runs[1]),
+        format!("/api/v1/groups/{billing}"),
+        "/api/v1/users".to_string(),
+    ] {
+        let status = c
+            .execute(
+                "return fetch(arguments[0], {credentials: 'same-origin'}).then(r => r.status);",
+                vec![json!(url)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, json!(403), "{url}");
+    }
+    c.goto(&format!("{}/jobs/{secret_job}", app.base))
+        .await
+        .unwrap();
+    b.wait_text("h1", "403").await;
+    b.screenshot("normal-user-403").await;
+    c.goto(&format!("{}/", app.base)).await.unwrap();
+    b.click("#logout").await;
+    b.wait_path("/login").await;
+    b.log_in(&app).await;
 
     // tokens: the secret is shown once; revoking removes the row
     b.click("header nav a[href='/tokens']").await;
