@@ -182,6 +182,25 @@ impl Browser {
     }
 }
 
+/// An admin built by `builder` on SQLite and a browser, or `None` where either is missing.
+async fn open(builder: crate::kit::app::AppBuilder) -> Option<(TestApp, Browser)> {
+    let app = builder.start().await?;
+    match Browser::start().await {
+        Some(browser) => Some((app, browser)),
+        None => {
+            app.finish().await;
+            None
+        }
+    }
+}
+
+/// Ends the browser session, then the admin and its database.
+async fn close(app: TestApp, browser: Browser) {
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
         if let Ok(pid) = i32::try_from(self.driver.id()) {
@@ -194,11 +213,7 @@ impl Drop for Browser {
 
 #[actix_web::test]
 async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
-    let Some(app) = TestApp::start(Backend::Sqlite).await else {
-        return;
-    };
-    let Some(browser) = Browser::start().await else {
-        app.finish().await;
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
         return;
     };
     let group = app.group("demo-app").await;
@@ -377,18 +392,12 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
     b.wait_path("/").await;
     b.wait_text("header .me", "admin").await;
 
-    browser.client.clone().close().await.unwrap();
-    drop(browser);
-    app.finish().await;
+    close(app, browser).await;
 }
 
 #[actix_web::test]
 async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
-    let Some(app) = TestApp::start(Backend::Sqlite).await else {
-        return;
-    };
-    let Some(browser) = Browser::start().await else {
-        app.finish().await;
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
         return;
     };
     let group = app.group("demo-app").await;
@@ -548,18 +557,12 @@ async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
     c.goto(&format!("{}/jobs/999999", app.base)).await.unwrap();
     b.wait_text("h1", "404").await;
 
-    browser.client.clone().close().await.unwrap();
-    drop(browser);
-    app.finish().await;
+    close(app, browser).await;
 }
 
 #[actix_web::test]
 async fn an_operator_follows_a_run_live_kills_it_and_clears_runs() {
-    let Some(app) = TestApp::start(Backend::Sqlite).await else {
-        return;
-    };
-    let Some(browser) = Browser::start().await else {
-        app.finish().await;
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
         return;
     };
     let group = app.group("demo-app").await;
@@ -640,9 +643,7 @@ async fn an_operator_follows_a_run_live_kills_it_and_clears_runs() {
     b.wait_text("#runs tbody", "No runs match").await;
     assert_eq!(app.api.list_logs("").await.body["total"], 0);
 
-    browser.client.clone().close().await.unwrap();
-    drop(browser);
-    app.finish().await;
+    close(app, browser).await;
 }
 
 /// The `value` of the form field `css`.
@@ -659,11 +660,7 @@ async fn field_value(b: &Browser, css: &str) -> String {
 
 #[actix_web::test]
 async fn an_operator_edits_a_script_views_and_restores_a_version() {
-    let Some(app) = TestApp::start(Backend::Sqlite).await else {
-        return;
-    };
-    let Some(browser) = Browser::start().await else {
-        app.finish().await;
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
         return;
     };
     let group = app.group("glue-app").await;
@@ -794,18 +791,12 @@ async fn an_operator_edits_a_script_views_and_restores_a_version() {
     b.click(&format!("#glue-none a[href='/jobs/{bean}']")).await;
     b.wait_path(&format!("/jobs/{bean}")).await;
 
-    browser.client.clone().close().await.unwrap();
-    drop(browser);
-    app.finish().await;
+    close(app, browser).await;
 }
 
 #[actix_web::test]
 async fn an_administrator_manages_executors_users_and_tokens() {
-    let Some(app) = TestApp::start(Backend::Sqlite).await else {
-        return;
-    };
-    let Some(browser) = Browser::start().await else {
-        app.finish().await;
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
         return;
     };
     let executor = FakeExecutor::start(&app.base, &app.token, Behaviour::default());
@@ -956,9 +947,7 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     b.wait_text("#audit", "grace").await;
     b.screenshot("audit").await;
 
-    browser.client.clone().close().await.unwrap();
-    drop(browser);
-    app.finish().await;
+    close(app, browser).await;
 }
 
 /// Picks `value` in the select `css`.
@@ -975,11 +964,7 @@ async fn select(b: &Browser, css: &str, value: &str) {
 #[actix_web::test]
 async fn a_script_job_made_in_the_console_runs_on_the_embedded_executor_live() {
     // groups are created through the form in an_administrator_manages_executors_users_and_tokens
-    let Some(app) = TestApp::builder(Backend::Sqlite).standalone().start().await else {
-        return;
-    };
-    let Some(browser) = Browser::start().await else {
-        app.finish().await;
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite).standalone()).await else {
         return;
     };
     let b = &browser;
@@ -1072,7 +1057,5 @@ async fn a_script_job_made_in_the_console_runs_on_the_embedded_executor_live() {
     let run = app.api.get_log(long).await.body;
     assert!(run["handleCode"].as_i64().unwrap() >= 500, "{run}");
 
-    browser.client.clone().close().await.unwrap();
-    drop(browser);
-    app.finish().await;
+    close(app, browser).await;
 }

@@ -1,8 +1,5 @@
 //! Console pages over HTTP: redirects without a session, escaping, filters, permissions.
 
-use jobwheel::model::{Role, User};
-use jobwheel::password::hash_password;
-
 backends!(app: pages_need_a_session_and_forbid_outside_scripts, |app| {
     let anon = app.anonymous();
     let page = anon.page("/").await;
@@ -80,18 +77,7 @@ backends!(app: normal_users_see_only_their_groups_on_pages, |app| {
     let theirs = app.group("page-theirs").await;
     app.job(mine, "visible job").await;
     app.job(theirs, "hidden job").await;
-    app.store
-        .insert_user(&User {
-            id: 0,
-            username: "bob".into(),
-            password_hash: hash_password("bob-pass-12").unwrap(),
-            role: Role::User,
-            permission: vec![mine as i32],
-        })
-        .await
-        .unwrap();
-    let bob = app.anonymous();
-    assert_eq!(bob.login("bob", "bob-pass-12").await.status, 200);
+    let bob = app.normal_user("bob", &[mine]).await;
     let jobs = bob.page("/jobs").await;
     assert!(jobs.html.contains("visible job"));
     assert!(!jobs.html.contains("hidden job"));
@@ -127,18 +113,7 @@ backends!(app: run_pages_escape_results_and_respect_groups, |app| {
     assert!(!detail.html.contains("<script>alert(2)"));
     assert_eq!(app.api.page("/runs/99999999").await.status, 404);
 
-    app.store
-        .insert_user(&User {
-            id: 0,
-            username: "carol".into(),
-            password_hash: hash_password("carol-pass-1").unwrap(),
-            role: Role::User,
-            permission: vec![mine as i32],
-        })
-        .await
-        .unwrap();
-    let carol = app.anonymous();
-    assert_eq!(carol.login("carol", "carol-pass-1").await.status, 200);
+    let carol = app.normal_user("carol", &[mine]).await;
     let list = carol.page("/runs").await;
     assert_eq!(list.html.matches("data-run-id=").count(), 1);
     assert_eq!(carol.page(&format!("/runs/{}", ids[1])).await.status, 403);

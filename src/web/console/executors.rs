@@ -4,7 +4,7 @@ use actix_web::{web, HttpRequest};
 use askama::Template;
 
 use super::errors::PageResult;
-use super::{nav, render, utc_text, Nav};
+use super::{nav, render, save_target, utc_text, Nav};
 use crate::actors::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, JobGroup};
@@ -87,10 +87,7 @@ struct GroupForm {
 
 fn form(req: &HttpRequest, principal: &Principal, group: JobGroup) -> PageResult {
     principal.require_admin()?;
-    let (api_url, api_method) = match group.id {
-        0 => ("/api/v1/groups".to_string(), "POST"),
-        id => (format!("/api/v1/groups/{id}"), "PUT"),
-    };
+    let (api_url, api_method) = save_target("groups", group.id);
     Ok(render(&GroupForm {
         nav: nav(req, principal, "executors"),
         addresses: group.address_list.join(", "),

@@ -7,7 +7,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::{PageError, PageResult};
-use super::{nav, render, Nav};
+use super::{nav, render, save_target, visible_groups, Nav};
 use crate::model::{
     join_ids, GlueType, JobGroup, JobInfo, MisfireStrategy, RouteStrategy, ScheduleType,
     TRIGGER_STATUS_STOPPED,
@@ -42,17 +42,8 @@ impl JobForm {
         principal: &Principal,
         job: JobInfo,
     ) -> Result<JobForm, PageError> {
-        let groups: Vec<JobGroup> = state
-            .store
-            .list_groups()
-            .await?
-            .into_iter()
-            .filter(|g| principal.can_access(g.id))
-            .collect();
-        let (api_url, api_method) = match job.id {
-            0 => ("/api/v1/jobs".to_string(), "POST"),
-            id => (format!("/api/v1/jobs/{id}"), "PUT"),
-        };
+        let groups: Vec<JobGroup> = visible_groups(state, principal).await?;
+        let (api_url, api_method) = save_target("jobs", job.id);
         Ok(JobForm {
             nav: nav(req, principal, "jobs"),
             children: join_ids(&job.child_job_ids).replace(',', ", "),
@@ -95,12 +86,7 @@ pub(super) async fn new(
             }
         }
         None => {
-            let first = state
-                .store
-                .list_groups()
-                .await?
-                .into_iter()
-                .find(|g| principal.can_access(g.id));
+            let first = visible_groups(&state, &principal).await?.into_iter().next();
             let Some(group) = first else {
                 return Err(ApiError::Conflict(
                     "there is no executor group to put a job in yet: create one first".into(),

@@ -6,7 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
-use super::{nav, render, utc_text, Nav};
+use super::{nav, render, utc_text, visible_groups, Nav};
 use crate::model::{GlueType, JobGroup, ScheduleType, TRIGGER_STATUS_STOPPED};
 use crate::store::JobFilter;
 use crate::web::api::auth::Principal;
@@ -119,13 +119,7 @@ pub(super) async fn list(
 ) -> ApiResult<HttpResponse> {
     let filter = Filters::of(&query);
     let scope = principal.group_scope();
-    let groups: Vec<JobGroup> = state
-        .store
-        .list_groups()
-        .await?
-        .into_iter()
-        .filter(|g| principal.can_access(g.id))
-        .collect();
+    let groups: Vec<JobGroup> = visible_groups(&state, &principal).await?;
     let (total, jobs) = state
         .store
         .list_jobs_scoped(

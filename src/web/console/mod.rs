@@ -188,6 +188,27 @@ async fn security_headers(
     Ok(res)
 }
 
+/// The executor groups `principal` may see, in id order.
+async fn visible_groups(
+    state: &AppState,
+    principal: &Principal,
+) -> Result<Vec<crate::model::JobGroup>, crate::store::StoreError> {
+    let groups = state.store.list_groups().await?;
+    Ok(groups
+        .into_iter()
+        .filter(|g| principal.can_access(g.id))
+        .collect())
+}
+
+/// Where a form saves: `POST /api/v1/{collection}` for a new item (`id` 0), else
+/// `PUT /api/v1/{collection}/{id}`.
+fn save_target(collection: &str, id: i32) -> (String, &'static str) {
+    match id {
+        0 => (format!("/api/v1/{collection}"), "POST"),
+        id => (format!("/api/v1/{collection}/{id}"), "PUT"),
+    }
+}
+
 /// Epoch ms as `YYYY-MM-DD HH:MM:SS UTC`: what a page shows until its script puts the time in
 /// the browser's zone.
 fn utc_text(ms: i64) -> String {

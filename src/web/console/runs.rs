@@ -8,7 +8,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
-use super::{nav, render, url_encode, utc_text, Nav};
+use super::{nav, render, url_encode, utc_text, visible_groups, Nav};
 use crate::model::{JobGroup, JobLog};
 use crate::store::{LogFilter, LogStatus};
 use crate::web::api::auth::Principal;
@@ -155,13 +155,7 @@ pub(super) async fn list(
     query: web::Query<RunsQuery>,
 ) -> PageResult {
     let filter = Filters::of(&query);
-    let groups: Vec<JobGroup> = state
-        .store
-        .list_groups()
-        .await?
-        .into_iter()
-        .filter(|g| principal.can_access(g.id))
-        .collect();
+    let groups: Vec<JobGroup> = visible_groups(&state, &principal).await?;
     let (total, logs) = state
         .store
         .list_logs_scoped(

@@ -4,7 +4,7 @@ use actix_web::{web, HttpRequest};
 use askama::Template;
 
 use super::errors::PageResult;
-use super::{nav, render, utc_text, Nav};
+use super::{nav, render, save_target, utc_text, Nav};
 use crate::model::{JobGroup, Role, User};
 use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiError;
@@ -95,10 +95,7 @@ async fn form(
             group,
         })
         .collect();
-    let (api_url, api_method) = match user.id {
-        0 => ("/api/v1/users".to_string(), "POST"),
-        id => (format!("/api/v1/users/{id}"), "PUT"),
-    };
+    let (api_url, api_method) = save_target("users", user.id);
     Ok(render(&UserForm {
         nav: nav(req, principal, "users"),
         admin: user.role == Role::Admin,
