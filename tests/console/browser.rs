@@ -902,8 +902,8 @@ async fn an_administrator_manages_executors_users_and_tokens() {
         .await
         .unwrap();
     b.wait_text("h1", "403").await;
+    b.wait_text("header .me", "grace").await;
     b.screenshot("normal-user-403").await;
-    c.goto(&format!("{}/", app.base)).await.unwrap();
     b.click("#logout").await;
     b.wait_path("/login").await;
     b.log_in(&app).await;

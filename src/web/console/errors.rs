@@ -36,12 +36,9 @@ struct ErrorPage {
     message: String,
 }
 
-impl ResponseError for PageError {
-    fn status_code(&self) -> StatusCode {
-        self.0.status_code()
-    }
-
-    fn error_response(&self) -> HttpResponse {
+impl PageError {
+    /// The error as a page inside the console's layout (`nav` from the request it answers).
+    pub fn page(&self, nav: Nav) -> HttpResponse {
         let message = match &self.0 {
             ApiError::Internal(detail) => {
                 log::error!("console page failed: {detail}");
@@ -50,13 +47,7 @@ impl ResponseError for PageError {
             other => other.to_string(),
         };
         let page = ErrorPage {
-            nav: Nav {
-                admin: false,
-                lang: Lang::En,
-                user: None,
-                active: "",
-                asset_version: assets::VERSION,
-            },
+            nav,
             status: self.status_code().as_u16(),
             message,
         };
@@ -64,5 +55,23 @@ impl ResponseError for PageError {
         HttpResponse::build(self.status_code())
             .content_type("text/html; charset=utf-8")
             .body(html)
+    }
+}
+
+impl ResponseError for PageError {
+    fn status_code(&self) -> StatusCode {
+        self.0.status_code()
+    }
+
+    /// Without a request at hand: the page in English without the navigation bar (the
+    /// session middleware renders it with both; see `require_session`).
+    fn error_response(&self) -> HttpResponse {
+        self.page(Nav {
+            admin: false,
+            lang: Lang::En,
+            user: None,
+            active: "",
+            asset_version: assets::VERSION,
+        })
     }
 }

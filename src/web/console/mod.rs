@@ -132,8 +132,18 @@ async fn require_session(
     };
     match authenticate(&state, req.request()).await? {
         Some(principal) if principal.session.is_some() => {
-            req.extensions_mut().insert(principal);
-            Ok(next.call(req).await?.map_into_left_body())
+            req.extensions_mut().insert(principal.clone());
+            let res = next.call(req).await?;
+            // a page that failed is shown inside the layout, in the user's language
+            let failed = res
+                .response()
+                .error()
+                .and_then(|e| e.as_error::<errors::PageError>())
+                .map(|e| e.page(nav(res.request(), &principal, "")));
+            Ok(match failed {
+                Some(page) => res.into_response(page).map_into_right_body(),
+                None => res.map_into_left_body(),
+            })
         }
         _ => {
             let target = match req.query_string() {
