@@ -12,6 +12,7 @@ mod groups;
 mod health;
 mod jobs;
 mod logs;
+mod openapi;
 mod reports;
 mod scoped_store;
 mod users;

@@ -5,6 +5,7 @@
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
@@ -110,7 +111,7 @@ pub async fn record(state: &AppState, principal: &Principal, change: Change) {
 }
 
 /// An entry as the API shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct EntryView {
     id: i64,
@@ -121,11 +122,14 @@ struct EntryView {
     target_type: String,
     target_id: i64,
     summary: String,
+    /// `{field: {before, after}}` of the fields that changed.
+    #[schema(value_type = Object)]
     changes: Value,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
     username: Option<String>,
     target_type: Option<String>,
@@ -155,6 +159,18 @@ pub(crate) fn filter_of(
 }
 
 /// `GET /audit?username&targetType&targetId&action&from&to&offset&limit` (administrators).
+#[utoipa::path(
+    get,
+    path = "/audit",
+    tag = "audit",
+    summary = "Audit entries: who changed what, newest first (administrators)",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of entries", body = super::Page<EntryView>),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn list(
     state: web::Data<AppState>,
     principal: Principal,

@@ -16,6 +16,7 @@ use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
 
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
@@ -177,14 +178,14 @@ pub async fn require_login(
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub(super) struct LoginBody {
     username: String,
     password: String,
 }
 
 /// What login and `me` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Me {
     id: i32,
@@ -232,6 +233,20 @@ fn session_cookie<'c>(state: &AppState, req: &HttpRequest, value: String) -> Coo
 }
 
 /// `POST /api/v1/auth/login {username, password}`; too many failures answer 429.
+#[utoipa::path(
+    post,
+    path = "/auth/login",
+    tag = "auth",
+    summary = "Log in: answers the user and sets the session cookie",
+    request_body = LoginBody,
+    security(()),
+    responses(
+        (status = 200, description = "Logged in; the `jobwheel_session` cookie is set", body = Me),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 401, description = "Wrong username or password", body = crate::web::api::error::ApiErrorBody),
+        (status = 429, description = "Too many attempts; see `Retry-After`", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn login(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -295,6 +310,16 @@ pub(super) async fn login(
 }
 
 /// `POST /api/v1/auth/logout`: ends the cookie's session (if any) and clears the cookie.
+#[utoipa::path(
+    post,
+    path = "/auth/logout",
+    tag = "auth",
+    summary = "Log out: ends the cookie's session and clears the cookie",
+    security(()),
+    responses(
+        (status = 204, description = "Logged out")
+    )
+)]
 pub(super) async fn logout(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -339,7 +364,7 @@ pub async fn hash_off_loop(password: String) -> ApiResult<String> {
         .map_err(|e| ApiError::Internal(format!("password hashing failed: {e}")))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PasswordBody {
     current_password: String,
@@ -348,6 +373,19 @@ pub(super) struct PasswordBody {
 
 /// `POST /api/v1/auth/password {currentPassword, newPassword}`: changes one's own password and
 /// ends one's other sessions (and only a session can do it: a token cannot prove the password).
+#[utoipa::path(
+    post,
+    path = "/auth/password",
+    tag = "auth",
+    summary = "Change one's own password (a session, not a token); ends one's other sessions",
+    request_body = PasswordBody,
+    responses(
+        (status = 204, description = "Changed"),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 429, description = "Too many attempts; see `Retry-After`", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn change_password(
     state: web::Data<AppState>,
     principal: Principal,
@@ -399,6 +437,15 @@ pub(super) async fn change_password(
 }
 
 /// `GET /api/v1/auth/me`.
+#[utoipa::path(
+    get,
+    path = "/auth/me",
+    tag = "auth",
+    summary = "The logged-in user",
+    responses(
+        (status = 200, description = "The caller", body = Me)
+    )
+)]
 pub(super) async fn me(principal: Principal) -> web::Json<Me> {
     web::Json(Me::of(&principal.user))
 }

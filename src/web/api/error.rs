@@ -115,11 +115,14 @@ impl From<StoreError> for ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
+/// The body of every error answer (its schema in the OpenAPI document).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ApiErrorBody {
+    /// What went wrong, for the user.
+    pub error: String,
+    /// The input field to blame (camelCase, `addressList[2]` for an item), when one is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    field: Option<&'a str>,
+    pub field: Option<String>,
 }
 
 impl ResponseError for ApiError {
@@ -155,9 +158,9 @@ impl ResponseError for ApiError {
         {
             res.insert_header((RETRY_AFTER, retry_after_secs.to_string()));
         }
-        res.json(ErrorBody {
-            error: &error,
-            field,
+        res.json(ApiErrorBody {
+            error,
+            field: field.map(str::to_string),
         })
     }
 }

@@ -6,6 +6,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::audit;
 use super::auth::Principal;
@@ -28,7 +29,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// The job's current script.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CurrentView {
     glue_type: &'static str,
@@ -38,7 +39,7 @@ struct CurrentView {
 }
 
 /// A saved version in the list: no source.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct VersionItem {
     id: i32,
@@ -48,7 +49,7 @@ struct VersionItem {
 }
 
 /// A saved version with its source.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct VersionView {
     id: i32,
@@ -58,14 +59,14 @@ struct VersionView {
     add_time: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct GlueView {
     current: CurrentView,
     versions: Vec<VersionItem>,
 }
 
 /// `PUT` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct SaveBody {
     glue_source: Option<String>,
@@ -155,6 +156,19 @@ async fn store_version(
 }
 
 /// `GET /jobs/{id}/glue`.
+#[utoipa::path(
+    get,
+    path = "/jobs/{id}/glue",
+    tag = "glue",
+    summary = "A script job's current source and its saved versions (newest 30)",
+    params(("id" = i32, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "The source and versions", body = GlueView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn get(
     state: web::Data<AppState>,
     principal: Principal,
@@ -165,6 +179,19 @@ async fn get(
 }
 
 /// `GET /jobs/{id}/glue/{versionId}`.
+#[utoipa::path(
+    get,
+    path = "/jobs/{id}/glue/{version}",
+    tag = "glue",
+    summary = "One saved version with its source",
+    params(("id" = i32, Path, description = "The job's id"), ("version" = i32, Path, description = "The saved version's id")),
+    responses(
+        (status = 200, description = "The version", body = VersionView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn version(
     state: web::Data<AppState>,
     principal: Principal,
@@ -201,6 +228,20 @@ fn check_remark(remark: Option<String>) -> ApiResult<String> {
 }
 
 /// `PUT /jobs/{id}/glue {glueSource, glueRemark}`.
+#[utoipa::path(
+    put,
+    path = "/jobs/{id}/glue",
+    tag = "glue",
+    summary = "Save a script job's source as a new version",
+    params(("id" = i32, Path, description = "The job's id")),
+    request_body = SaveBody,
+    responses(
+        (status = 200, description = "The source and versions", body = GlueView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn save(
     state: web::Data<AppState>,
     principal: Principal,
@@ -233,6 +274,19 @@ fn restore_remark(version_id: i32, original: &str) -> String {
 }
 
 /// `POST /jobs/{id}/glue/{versionId}/restore`: that version's source as a new save.
+#[utoipa::path(
+    post,
+    path = "/jobs/{id}/glue/{version}/restore",
+    tag = "glue",
+    summary = "Save an old version's source as the current one",
+    params(("id" = i32, Path, description = "The job's id"), ("version" = i32, Path, description = "The saved version's id")),
+    responses(
+        (status = 200, description = "The source and versions", body = GlueView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn restore(
     state: web::Data<AppState>,
     principal: Principal,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::audit::{self, Change};
 use super::auth::Principal;
@@ -27,12 +28,14 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// A group as the API shows it; the access token itself is never shown.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct GroupView {
     id: i32,
     app_name: String,
     title: String,
+    /// `AUTO` (executors register themselves) or `MANUAL` (the typed list).
+    #[schema(value_type = String)]
     address_type: AddressType,
     address_list: Vec<String>,
     access_token_set: bool,
@@ -40,7 +43,7 @@ struct GroupView {
 }
 
 /// Create/update body; on update, omitted fields keep their value.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct GroupBody {
     app_name: Option<String>,
@@ -172,6 +175,15 @@ fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
     Ok(())
 }
 
+#[utoipa::path(
+    get,
+    path = "/groups",
+    tag = "groups",
+    summary = "Executor groups, with their live addresses",
+    responses(
+        (status = 200, description = "The groups", body = Vec<GroupView>)
+    )
+)]
 async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
     let live = live_addresses(&state).await?;
     let groups: Vec<GroupView> = state
@@ -185,6 +197,18 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
     Ok(HttpResponse::Ok().json(groups))
 }
 
+#[utoipa::path(
+    get,
+    path = "/groups/{id}",
+    tag = "groups",
+    summary = "One executor group",
+    params(("id" = i32, Path, description = "The group's id")),
+    responses(
+        (status = 200, description = "The group", body = GroupView),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn get(
     state: web::Data<AppState>,
     principal: Principal,
@@ -202,6 +226,19 @@ fn refresh_registry(state: &AppState) {
     state.registry.do_send(RefreshGroups);
 }
 
+#[utoipa::path(
+    post,
+    path = "/groups",
+    tag = "groups",
+    summary = "Create an executor group (administrators)",
+    request_body = GroupBody,
+    responses(
+        (status = 201, description = "Created", body = GroupView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn create(
     state: web::Data<AppState>,
     principal: Principal,
@@ -242,6 +279,21 @@ async fn create(
     Ok(HttpResponse::Created().json(shown))
 }
 
+#[utoipa::path(
+    put,
+    path = "/groups/{id}",
+    tag = "groups",
+    summary = "Change an executor group; omitted fields keep their value (administrators)",
+    params(("id" = i32, Path, description = "The group's id")),
+    request_body = GroupBody,
+    responses(
+        (status = 200, description = "Changed", body = GroupView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn update(
     state: web::Data<AppState>,
     principal: Principal,
@@ -274,6 +326,19 @@ async fn update(
     Ok(HttpResponse::Ok().json(shown))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/groups/{id}",
+    tag = "groups",
+    summary = "Delete an executor group that has no jobs (administrators)",
+    params(("id" = i32, Path, description = "The group's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn delete(
     state: web::Data<AppState>,
     principal: Principal,

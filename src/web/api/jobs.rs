@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::audit;
 use super::auth::Principal;
@@ -43,7 +44,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// A job as the API shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct JobView {
     id: i32,
@@ -114,7 +115,7 @@ impl From<JobInfo> for JobView {
 /// Create/update body. Enum fields are read as text so that a bad value answers with the
 /// field's name and the allowed values. On update, omitted fields keep their value; `id` and
 /// the `trigger*` fields are ignored (start/stop change them).
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct JobBody {
     job_group: Option<i32>,
@@ -415,8 +416,9 @@ fn first_fire_time(job: &JobInfo, tz: Tz, now: i64) -> ApiResult<i64> {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
     job_group: Option<i32>,
     trigger_status: Option<i32>,
@@ -427,6 +429,18 @@ struct ListQuery {
     limit: Option<i64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/jobs",
+    tag = "jobs",
+    summary = "Jobs, filtered and paged",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of jobs", body = super::Page<JobView>),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn list(
     state: web::Data<AppState>,
     principal: Principal,
@@ -468,6 +482,18 @@ async fn list(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/jobs/{id}",
+    tag = "jobs",
+    summary = "One job",
+    params(("id" = i32, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job", body = JobView),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn get(
     state: web::Data<AppState>,
     principal: Principal,
@@ -486,6 +512,20 @@ async fn reload(state: &AppState, id: i32) -> ApiResult<JobInfo> {
         .ok_or_else(|| ApiError::not_found(format!("job {id} does not exist")))
 }
 
+#[utoipa::path(
+    post,
+    path = "/jobs",
+    tag = "jobs",
+    summary = "Create a job",
+    request_body = JobBody,
+    responses(
+        (status = 201, description = "Created", body = JobView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn create(
     state: web::Data<AppState>,
     principal: Principal,
@@ -525,6 +565,21 @@ enum Reschedule {
     Stop,
 }
 
+#[utoipa::path(
+    put,
+    path = "/jobs/{id}",
+    tag = "jobs",
+    summary = "Change a job; omitted fields keep their value",
+    params(("id" = i32, Path, description = "The job's id")),
+    request_body = JobBody,
+    responses(
+        (status = 200, description = "Changed", body = JobView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn update(
     state: web::Data<AppState>,
     principal: Principal,
@@ -623,6 +678,19 @@ async fn record_job(
     .await;
 }
 
+#[utoipa::path(
+    delete,
+    path = "/jobs/{id}",
+    tag = "jobs",
+    summary = "Delete a job with its runs and script versions",
+    params(("id" = i32, Path, description = "The job's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn delete(
     state: web::Data<AppState>,
     principal: Principal,
@@ -639,6 +707,19 @@ pub(super) async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
+#[utoipa::path(
+    post,
+    path = "/jobs/{id}/start",
+    tag = "jobs",
+    summary = "Start a job's schedule",
+    params(("id" = i32, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "Started", body = JobView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn start(
     state: web::Data<AppState>,
     principal: Principal,
@@ -673,6 +754,18 @@ pub(super) async fn start(
     Ok(HttpResponse::Ok().json(view))
 }
 
+#[utoipa::path(
+    post,
+    path = "/jobs/{id}/stop",
+    tag = "jobs",
+    summary = "Stop a job's schedule",
+    params(("id" = i32, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "Stopped", body = JobView),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn stop(
     state: web::Data<AppState>,
     principal: Principal,
@@ -697,14 +790,14 @@ pub(super) async fn stop(
     Ok(HttpResponse::Ok().json(view))
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct TriggerBody {
     executor_param: Option<String>,
     address_list: Option<Vec<String>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct TriggerAnswer {
     log_ids: Vec<i64>,
@@ -713,6 +806,21 @@ struct TriggerAnswer {
 
 /// `POST /jobs/{id}/trigger {executorParam?, addressList?}`: one manual run now; waits until
 /// the log rows exist and the executors answered.
+#[utoipa::path(
+    post,
+    path = "/jobs/{id}/trigger",
+    tag = "jobs",
+    summary = "Run a job once now (an empty body is allowed)",
+    params(("id" = i32, Path, description = "The job's id")),
+    request_body = Option<TriggerBody>,
+    responses(
+        (status = 200, description = "The runs made and the executors' answers", body = TriggerAnswer),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 503, description = "Shutting down", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 pub(super) async fn trigger(
     state: web::Data<AppState>,
     principal: Principal,
@@ -789,7 +897,8 @@ pub(super) async fn trigger(
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct CountQuery {
     count: Option<usize>,
 }
@@ -807,7 +916,7 @@ pub(super) fn fire_time_count(count: Option<usize>) -> ApiResult<usize> {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct FireTimes {
     pub(super) fire_times: Vec<i64>,
@@ -815,6 +924,19 @@ pub(super) struct FireTimes {
 
 /// `GET /jobs/{id}/next-fire-times?count=5`: a scheduled job's coming fire times, starting from
 /// its stored next fire time; for a stopped job, the times after now.
+#[utoipa::path(
+    get,
+    path = "/jobs/{id}/next-fire-times",
+    tag = "jobs",
+    summary = "A job's coming fire times",
+    params(("id" = i32, Path, description = "The job's id"), CountQuery),
+    responses(
+        (status = 200, description = "The fire times, epoch ms", body = FireTimes),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn next_fire_times(
     state: web::Data<AppState>,
     principal: Principal,

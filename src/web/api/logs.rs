@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::audit::{self, Change};
 use super::auth::Principal;
@@ -31,7 +32,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// A log row as the API shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct LogView {
     id: i64,
@@ -77,8 +78,9 @@ impl From<JobLog> for LogView {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
     job_group: Option<i32>,
     job_id: Option<i32>,
@@ -89,6 +91,19 @@ struct ListQuery {
     limit: Option<i64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/logs",
+    tag = "logs",
+    summary = "Run records, filtered and paged, newest first",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of runs", body = super::Page<LogView>),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn list(
     state: web::Data<AppState>,
     principal: Principal,
@@ -146,6 +161,18 @@ pub(crate) async fn load_log(
     Ok(log)
 }
 
+#[utoipa::path(
+    get,
+    path = "/logs/{id}",
+    tag = "logs",
+    summary = "One run record",
+    params(("id" = i64, Path, description = "The run's (log's) id")),
+    responses(
+        (status = 200, description = "The run", body = LogView),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn get(
     state: web::Data<AppState>,
     principal: Principal,
@@ -185,13 +212,14 @@ async fn executor_of(state: &AppState, log: &JobLog) -> ApiResult<(String, Crede
     ))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct ContentQuery {
     from_line: Option<i32>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct LogContent {
     from_line_num: i32,
@@ -201,6 +229,21 @@ struct LogContent {
 }
 
 /// `GET /logs/{id}/content?fromLine=1`: the run's log lines from the executor's `/log`.
+#[utoipa::path(
+    get,
+    path = "/logs/{id}/content",
+    tag = "logs",
+    summary = "The run's log lines, read from its executor",
+    params(("id" = i64, Path, description = "The run's (log's) id"), ContentQuery),
+    responses(
+        (status = 200, description = "The lines", body = LogContent),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody),
+        (status = 502, description = "The executor could not be reached or refused", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn content(
     state: web::Data<AppState>,
     client: web::Data<ApiExecutorClient>,
@@ -244,13 +287,27 @@ async fn content(
     }))
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct KillAnswer {
     msg: String,
 }
 
 /// `POST /logs/{id}/kill`: asks the executor to stop the job's run; on success the run is
 /// recorded as failed ("Manual operation, kill job: ...") through the callback path.
+#[utoipa::path(
+    post,
+    path = "/logs/{id}/kill",
+    tag = "logs",
+    summary = "Stop a running run; it is recorded as failed",
+    params(("id" = i64, Path, description = "The run's (log's) id")),
+    responses(
+        (status = 200, description = "The executor's answer", body = KillAnswer),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody),
+        (status = 502, description = "The executor could not be reached or refused", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn kill(
     state: web::Data<AppState>,
     client: web::Data<ApiExecutorClient>,
@@ -321,8 +378,9 @@ async fn kill(
     Ok(HttpResponse::Ok().json(KillAnswer { msg: handle_msg }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct ClearQuery {
     job_group: Option<i32>,
     job_id: Option<i32>,
@@ -330,12 +388,25 @@ struct ClearQuery {
     keep_last: Option<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct Cleared {
     deleted: u64,
 }
 
 /// `DELETE /logs?jobGroup&jobId&olderThanDays|keepLast`: deletes log rows in batches of 1000.
+#[utoipa::path(
+    delete,
+    path = "/logs",
+    tag = "logs",
+    summary = "Delete run records older than some days, or all but the newest",
+    params(ClearQuery),
+    responses(
+        (status = 200, description = "How many were deleted", body = Cleared),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn clear(
     state: web::Data<AppState>,
     principal: Principal,

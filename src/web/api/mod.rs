@@ -26,6 +26,7 @@
 //! | `GET/POST /users`, `GET/PUT/DELETE /users/{id}`, `POST /users/{id}/password` | console users (admins only) |
 //! | `GET/POST /tokens`, `DELETE /tokens/{id}` | API tokens; the secret is in the create answer only |
 //! | `GET /audit?username&targetType&targetId&action&from&to` | who changed what, with before/after (admins only) |
+//! | `GET /openapi.json` | this API as an OpenAPI 3.1 document, generated from the handlers ([`openapi`]) |
 //!
 //! Normal users (role USER) see and change only jobs, logs and executors of the groups in their
 //! `permission` list; admins everything.
@@ -51,6 +52,7 @@ mod groups;
 pub mod input;
 mod jobs;
 pub(crate) mod logs;
+pub mod openapi;
 mod registry;
 pub(crate) mod reports;
 mod schedule;
@@ -104,6 +106,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .wrap(from_fn(auth::require_login))
                     .route("/auth/me", web::get().to(auth::me))
                     .route("/auth/password", web::post().to(auth::change_password))
+                    .route("/openapi.json", web::get().to(openapi::document))
                     .configure(glue::routes)
                     .configure(audit::routes)
                     .configure(groups::routes)
@@ -156,7 +159,7 @@ fn paging(offset: Option<i64>, limit: Option<i64>) -> ApiResult<(i64, i64)> {
 }
 
 /// One page of a list.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(crate) struct Page<T> {
     total: i64,
     items: Vec<T>,

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use actix_web::{web, HttpResponse};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::auth::Principal;
 use super::error::ApiResult;
@@ -16,7 +17,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/registry", web::get().to(list));
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Online {
     app_name: String,
@@ -26,6 +27,15 @@ struct Online {
 }
 
 /// Admins see every executor; a normal user those of the groups they may use.
+#[utoipa::path(
+    get,
+    path = "/registry",
+    tag = "registry",
+    summary = "Executors online (those of the permitted groups for a normal user)",
+    responses(
+        (status = 200, description = "The executors", body = Vec<Online>)
+    )
+)]
 async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
     let live = state
         .store

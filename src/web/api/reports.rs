@@ -3,6 +3,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::{Days, NaiveDate};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, ApiResult};
 use crate::actors::monitor_report::{day_start, local_date};
@@ -20,7 +21,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// One day's runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DailyRuns {
     /// The day in the admin's zone.
@@ -33,7 +34,8 @@ pub struct DailyRuns {
     pub running: i64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RangeQuery {
     from: Option<String>,
     to: Option<String>,
@@ -101,6 +103,17 @@ pub async fn daily_runs(
 }
 
 /// `?from=YYYY-MM-DD&to=YYYY-MM-DD` → `[{day, success, fail, running}]`, one per day, oldest first.
+#[utoipa::path(
+    get,
+    path = "/reports/daily",
+    tag = "reports",
+    summary = "Runs per day in the admin's zone, oldest first",
+    params(RangeQuery),
+    responses(
+        (status = 200, description = "One entry per day", body = Vec<DailyRuns>),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn daily(
     state: web::Data<AppState>,
     query: web::Query<RangeQuery>,

@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
+use utoipa::ToSchema;
 
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
@@ -15,7 +16,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/schedule/preview", web::post().to(preview));
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct PreviewBody {
     schedule_type: Option<String>,
@@ -29,6 +30,17 @@ struct PreviewBody {
 }
 
 /// `{scheduleType, scheduleConf, timezone, count?, from?}` → `{fireTimes: [ms, ...]}`.
+#[utoipa::path(
+    post,
+    path = "/schedule/preview",
+    tag = "schedule",
+    summary = "Fire times a schedule would give",
+    request_body = PreviewBody,
+    responses(
+        (status = 200, description = "The fire times, epoch ms", body = super::jobs::FireTimes),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn preview(state: web::Data<AppState>, body: Json<PreviewBody>) -> ApiResult<HttpResponse> {
     let body = body.into_inner();
     let Some(schedule_type) = body.schedule_type else {

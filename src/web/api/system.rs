@@ -3,6 +3,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::auth::Principal;
 use super::error::ApiResult;
@@ -12,12 +13,22 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/system/access-token", web::get().to(access_token));
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct AccessToken<'a> {
     access_token: &'a str,
 }
 
+#[utoipa::path(
+    get,
+    path = "/system/access-token",
+    tag = "system",
+    summary = "The executors' access token (administrators)",
+    responses(
+        (status = 200, description = "The token", body = AccessToken),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn access_token(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
     principal.require_admin()?;
     log::info!(

@@ -3,6 +3,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::audit::{self, Change};
 use super::auth::{token_hash, Principal};
@@ -27,7 +28,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// A token as listed (never its secret).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenView {
     id: i32,
@@ -39,7 +40,7 @@ pub struct TokenView {
     expire_time: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct Created {
     #[serde(flatten)]
@@ -61,6 +62,15 @@ fn view(t: ApiToken, username: String) -> TokenView {
 }
 
 /// `GET /tokens`: one's own tokens; an administrator sees everyone's.
+#[utoipa::path(
+    get,
+    path = "/tokens",
+    tag = "tokens",
+    summary = "API tokens: one's own; an administrator sees everyone's",
+    responses(
+        (status = 200, description = "The tokens, never their secrets", body = Vec<TokenView>)
+    )
+)]
 async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
     let tokens = if principal.is_admin() {
         state.store.list_all_api_tokens().await?
@@ -85,7 +95,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
     Ok(HttpResponse::Ok().json(views))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CreateBody {
     name: Option<String>,
@@ -94,6 +104,17 @@ struct CreateBody {
 }
 
 /// `POST /tokens {name, expiresInDays?}` → the token with its secret (shown once).
+#[utoipa::path(
+    post,
+    path = "/tokens",
+    tag = "tokens",
+    summary = "Create an API token; the answer holds its secret, shown this once",
+    request_body = CreateBody,
+    responses(
+        (status = 201, description = "Created", body = Created),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn create(
     state: web::Data<AppState>,
     principal: Principal,
@@ -165,6 +186,18 @@ async fn record(
 }
 
 /// `DELETE /tokens/{id}`: one's own token, or anyone's for an administrator.
+#[utoipa::path(
+    delete,
+    path = "/tokens/{id}",
+    tag = "tokens",
+    summary = "Revoke an API token (one's own, or anyone's for an administrator)",
+    params(("id" = i32, Path, description = "The token's id")),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn revoke(
     state: web::Data<AppState>,
     principal: Principal,

@@ -3,6 +3,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::audit::{self, Change};
 use super::auth::{check_new_password, hash_off_loop, Principal};
@@ -21,7 +22,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// A user as the API shows it (never the password hash).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserView {
     id: i32,
@@ -60,7 +61,7 @@ fn parse_role(text: &str) -> ApiResult<Role> {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct UserBody {
     username: Option<String>,
@@ -113,12 +114,34 @@ async fn keep_an_admin(state: &AppState, leaving: &User) -> ApiResult<()> {
     Ok(())
 }
 
+#[utoipa::path(
+    get,
+    path = "/users",
+    tag = "users",
+    summary = "Console users (administrators)",
+    responses(
+        (status = 200, description = "The users", body = Vec<UserView>),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
     principal.require_admin()?;
     let users = state.store.list_users().await?;
     Ok(HttpResponse::Ok().json(users.iter().map(UserView::from).collect::<Vec<_>>()))
 }
 
+#[utoipa::path(
+    get,
+    path = "/users/{id}",
+    tag = "users",
+    summary = "One user (administrators)",
+    params(("id" = i32, Path, description = "The user's id")),
+    responses(
+        (status = 200, description = "The user", body = UserView),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn get(
     state: web::Data<AppState>,
     principal: Principal,
@@ -130,6 +153,20 @@ async fn get(
 }
 
 /// `POST /users {username, password, role, permission}`.
+#[utoipa::path(
+    post,
+    path = "/users",
+    tag = "users",
+    summary = "Create a user (administrators)",
+    request_body = UserBody,
+    responses(
+        (status = 201, description = "Created", body = UserView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn create(
     state: web::Data<AppState>,
     principal: Principal,
@@ -183,6 +220,21 @@ async fn create(
 }
 
 /// `PUT /users/{id} {role?, permission?}`: the username stays; passwords change elsewhere.
+#[utoipa::path(
+    put,
+    path = "/users/{id}",
+    tag = "users",
+    summary = "Change a user's role and groups (administrators)",
+    params(("id" = i32, Path, description = "The user's id")),
+    request_body = UserBody,
+    responses(
+        (status = 200, description = "Changed", body = UserView),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn update(
     state: web::Data<AppState>,
     principal: Principal,
@@ -235,6 +287,19 @@ async fn update(
 }
 
 /// `DELETE /users/{id}`: the user's sessions and tokens end with it.
+#[utoipa::path(
+    delete,
+    path = "/users/{id}",
+    tag = "users",
+    summary = "Delete a user with their sessions and tokens (administrators)",
+    params(("id" = i32, Path, description = "The user's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn delete(
     state: web::Data<AppState>,
     principal: Principal,
@@ -256,12 +321,26 @@ async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 struct ResetBody {
     password: Option<String>,
 }
 
 /// `POST /users/{id}/password {password}`: sets a new password and ends the user's sessions.
+#[utoipa::path(
+    post,
+    path = "/users/{id}/password",
+    tag = "users",
+    summary = "Set a user's password and end their sessions (administrators)",
+    params(("id" = i32, Path, description = "The user's id")),
+    request_body = ResetBody,
+    responses(
+        (status = 204, description = "Changed"),
+        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
+        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+    )
+)]
 async fn reset_password(
     state: web::Data<AppState>,
     principal: Principal,

@@ -16,6 +16,7 @@ use super::api::auth::{authenticate, Principal};
 use super::AppState;
 
 mod account;
+mod api_docs;
 mod assets;
 mod audit;
 pub mod chart;
@@ -93,6 +94,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
         "/tokens" => users::tokens,
         "/audit" => audit::page,
         "/account/password" => account::password,
+        "/api-docs" => api_docs::page,
     );
 }
 

@@ -1,0 +1,274 @@
+//! `GET /api-docs`: the REST API's OpenAPI document as a readable page, rendered here from the
+//! same value `GET /api/v1/openapi.json` serves (no script, nothing fetched from elsewhere).
+
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use serde_json::Value;
+
+use super::{nav, render, Nav};
+use crate::web::api::auth::Principal;
+use crate::web::api::openapi::api_doc;
+
+/// A group of operations (the document's tag).
+struct Section {
+    tag: String,
+    operations: Vec<Operation>,
+}
+
+/// One method of one path.
+struct Operation {
+    method: &'static str,
+    path: String,
+    /// An anchor: `get-api-v1-jobs-id`.
+    anchor: String,
+    summary: String,
+    public: bool,
+    params: Vec<Param>,
+    /// The request body's schema and whether it is required.
+    body: Option<(String, bool)>,
+    responses: Vec<Answer>,
+}
+
+struct Param {
+    name: String,
+    location: String,
+    schema: String,
+    required: bool,
+    description: String,
+}
+
+struct Answer {
+    status: String,
+    /// `2`, `4` or `5`: the status's class, for its colour.
+    class: String,
+    description: String,
+    schema: String,
+}
+
+/// A component schema: its properties.
+struct Schema {
+    name: String,
+    description: String,
+    properties: Vec<Param>,
+}
+
+#[derive(Template)]
+#[template(path = "api_docs.html")]
+struct ApiDocsPage {
+    nav: Nav,
+    title: String,
+    version: String,
+    sections: Vec<Section>,
+    schemas: Vec<Schema>,
+}
+
+/// `GET /api-docs`.
+pub(super) async fn page(req: HttpRequest, principal: Principal) -> HttpResponse {
+    let doc = serde_json::to_value(api_doc()).unwrap_or_default();
+    let (sections, schemas) = outline(&doc);
+    render(&ApiDocsPage {
+        nav: nav(&req, &principal, "api_docs"),
+        title: text(&doc["info"]["title"]),
+        version: text(&doc["openapi"]),
+        sections,
+        schemas,
+    })
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// A schema in one word or two: `JobView`, `JobView[]`, `integer (int32)`, `string | null`.
+fn schema_name(s: &Value) -> String {
+    if let Some(r) = s["$ref"].as_str() {
+        return r.rsplit('/').next().unwrap_or(r).to_string();
+    }
+    for combo in ["oneOf", "anyOf", "allOf"] {
+        if let Some(items) = s[combo].as_array() {
+            let names: Vec<String> = items.iter().map(schema_name).collect();
+            return names.join(if combo == "allOf" { " & " } else { " | " });
+        }
+    }
+    let kind = match &s["type"] {
+        Value::String(t) => t.clone(),
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" | "),
+        _ => String::new(),
+    };
+    if kind.starts_with("array") {
+        return format!("{}[]", schema_name(&s["items"]));
+    }
+    match s["format"].as_str() {
+        Some(f) => format!("{kind} ({f})"),
+        None if kind.is_empty() => "any".to_string(),
+        None => kind,
+    }
+}
+
+/// The document's operations grouped by tag (in order of first appearance), and its schemas.
+fn outline(doc: &Value) -> (Vec<Section>, Vec<Schema>) {
+    let mut sections: Vec<Section> = Vec::new();
+    let empty = serde_json::Map::new();
+    for (path, item) in doc["paths"].as_object().unwrap_or(&empty) {
+        for method in ["get", "post", "put", "patch", "delete"] {
+            let op = &item[method];
+            if !op.is_object() {
+                continue;
+            }
+            let params = op["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| Param {
+                            name: text(&p["name"]),
+                            location: text(&p["in"]),
+                            schema: schema_name(&p["schema"]),
+                            required: p["required"].as_bool().unwrap_or(false),
+                            description: text(&p["description"]),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let body = op["requestBody"].as_object().map(|b| {
+                let schema = b
+                    .get("content")
+                    .and_then(Value::as_object)
+                    .and_then(|c| c.values().next())
+                    .map(|c| schema_name(&c["schema"]))
+                    .unwrap_or_default();
+                (
+                    schema,
+                    b.get("required").and_then(Value::as_bool).unwrap_or(false),
+                )
+            });
+            let responses = op["responses"]
+                .as_object()
+                .map(|rs| {
+                    rs.iter()
+                        .map(|(status, r)| Answer {
+                            status: status.clone(),
+                            class: status.chars().take(1).collect(),
+                            description: text(&r["description"]),
+                            schema: r["content"]
+                                .as_object()
+                                .and_then(|c| c.values().next())
+                                .map(|c| schema_name(&c["schema"]))
+                                .filter(|s| s != "any")
+                                .unwrap_or_default(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let public = op["security"].as_array().is_some_and(|s| {
+                s.iter()
+                    .all(|r| r.as_object().is_some_and(|o| o.is_empty()))
+            });
+            let tag = op["tags"][0].as_str().unwrap_or("api").to_string();
+            let anchor = format!("{method}{path}")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect::<String>()
+                .replace("--", "-")
+                .trim_end_matches('-')
+                .to_string();
+            let operation = Operation {
+                method: match method {
+                    "get" => "GET",
+                    "post" => "POST",
+                    "put" => "PUT",
+                    "patch" => "PATCH",
+                    _ => "DELETE",
+                },
+                path: path.clone(),
+                anchor,
+                summary: text(&op["summary"]),
+                public,
+                params,
+                body,
+                responses,
+            };
+            match sections.iter_mut().find(|s| s.tag == tag) {
+                Some(s) => s.operations.push(operation),
+                None => sections.push(Section {
+                    tag,
+                    operations: vec![operation],
+                }),
+            }
+        }
+    }
+    let schemas = doc["components"]["schemas"]
+        .as_object()
+        .unwrap_or(&empty)
+        .iter()
+        .map(|(name, s)| {
+            let required: Vec<&str> = s["required"]
+                .as_array()
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            Schema {
+                name: name.clone(),
+                description: text(&s["description"]),
+                properties: s["properties"]
+                    .as_object()
+                    .unwrap_or(&empty)
+                    .iter()
+                    .map(|(prop, p)| Param {
+                        name: prop.clone(),
+                        location: String::new(),
+                        schema: schema_name(p),
+                        required: required.contains(&prop.as_str()),
+                        description: text(&p["description"]),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    (sections, schemas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outline_lists_every_operation_with_its_parts() {
+        let doc = serde_json::to_value(api_doc()).unwrap();
+        let (sections, schemas) = outline(&doc);
+        let ops: Vec<&Operation> = sections.iter().flat_map(|s| &s.operations).collect();
+        assert_eq!(
+            ops.len(),
+            crate::web::api::openapi::operations_of(api_doc()).len()
+        );
+        let update = ops
+            .iter()
+            .find(|o| o.method == "PUT" && o.path == "/api/v1/jobs/{id}")
+            .expect("PUT /api/v1/jobs/{id}");
+        assert_eq!(update.body.as_ref().map(|b| b.0.as_str()), Some("JobBody"));
+        assert!(update
+            .params
+            .iter()
+            .any(|p| p.name == "id" && p.location == "path"));
+        assert!(update
+            .responses
+            .iter()
+            .any(|r| r.status == "404" && r.schema == "ApiErrorBody"));
+        assert!(ops
+            .iter()
+            .any(|o| o.path.ends_with("/auth/login") && o.public));
+        assert!(schemas
+            .iter()
+            .any(|s| s.name == "JobView" && !s.properties.is_empty()));
+    }
+
+    #[test]
+    fn schema_names_read_well() {
+        let v = serde_json::json!({"type": "array", "items": {"$ref": "#/components/schemas/X"}});
+        assert_eq!(schema_name(&v), "X[]");
+        let v = serde_json::json!({"type": ["integer", "null"], "format": "int64"});
+        assert_eq!(schema_name(&v), "integer | null (int64)");
+    }
+}
