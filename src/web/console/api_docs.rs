@@ -43,6 +43,8 @@ struct Answer {
     class: String,
     description: String,
     schema: String,
+    /// The document's schema that `schema` names (the page links to it), or empty.
+    target: String,
 }
 
 /// A component schema: its properties.
@@ -149,16 +151,26 @@ fn outline(doc: &Value) -> (Vec<Section>, Vec<Schema>) {
                 .as_object()
                 .map(|rs| {
                     rs.iter()
-                        .map(|(status, r)| Answer {
-                            status: status.clone(),
-                            class: status.chars().take(1).collect(),
-                            description: text(&r["description"]),
-                            schema: r["content"]
+                        .map(|(status, r)| {
+                            let schema = r["content"]
                                 .as_object()
                                 .and_then(|c| c.values().next())
                                 .map(|c| schema_name(&c["schema"]))
                                 .filter(|s| s != "any")
-                                .unwrap_or_default(),
+                                .unwrap_or_default();
+                            let component = schema.trim_end_matches("[]");
+                            let target = if doc["components"]["schemas"][component].is_object() {
+                                component.to_string()
+                            } else {
+                                String::new()
+                            };
+                            Answer {
+                                status: status.clone(),
+                                class: status.chars().take(1).collect(),
+                                description: text(&r["description"]),
+                                schema,
+                                target,
+                            }
                         })
                         .collect()
                 })
@@ -252,10 +264,9 @@ mod tests {
             .params
             .iter()
             .any(|p| p.name == "id" && p.location == "path"));
-        assert!(update
-            .responses
-            .iter()
-            .any(|r| r.status == "404" && r.schema == "ApiErrorBody"));
+        assert!(update.responses.iter().any(|r| r.status == "404"
+            && r.schema == "ApiErrorBody"
+            && r.target == "ApiErrorBody"));
         assert!(ops
             .iter()
             .any(|o| o.path.ends_with("/auth/login") && o.public));
