@@ -947,6 +947,12 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     b.wait_text("#audit", "grace").await;
     b.screenshot("audit").await;
 
+    // the API reference, rendered from the OpenAPI document
+    b.click("header nav a[href='/api-docs']").await;
+    b.wait_path("/api-docs").await;
+    b.wait_text("main", "/api/v1/jobs/{id}/trigger").await;
+    b.screenshot("api-docs").await;
+
     close(app, browser).await;
 }
 
