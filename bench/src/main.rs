@@ -8,6 +8,7 @@
 //! ```
 
 mod common;
+mod console;
 mod db;
 mod executor;
 mod load;
@@ -40,7 +41,8 @@ struct Args {
     /// dropped after); omitted or `sqlite:`: a fresh SQLite file in the work folder
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
-    /// Jobs: firing jobs (precision, default 1000), jobs defined (memory, default 100000)
+    /// Jobs: firing jobs (precision, default 1000), jobs defined (memory, default 100000;
+    /// console, default 10000)
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
     /// Seconds of firing or load (precision 30, throughput/memory 15 per step, executor 10)
@@ -76,9 +78,12 @@ struct Args {
     /// scale: jobs firing each second among them
     #[arg(long, value_name = "N")]
     due: Option<usize>,
-    /// startup: starts measured of each kind
+    /// startup: starts measured of each kind; console: run (log) rows seeded (default 1000000)
     #[arg(long, value_name = "N")]
     runs: Option<usize>,
+    /// console: requests measured per page
+    #[arg(long, value_name = "N")]
+    requests: Option<usize>,
     /// Folder for SQLite files and process logs (default: a new folder under the temp dir,
     /// removed after a successful run)
     #[arg(long, value_name = "DIR")]
@@ -99,6 +104,8 @@ enum Scenario {
     Executor,
     /// Time to healthy (admin) and to first registration (executor)
     Startup,
+    /// Console pages (dashboard, job list, run list of one job) on 10,000 jobs and 1,000,000 runs
+    Console,
 }
 
 fn main() -> ExitCode {
@@ -230,5 +237,21 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             .await
         }
         Scenario::Startup => startup::run(ctx, pick_n(args.runs, 5, 1)).await,
+        Scenario::Console => {
+            if ctx.backend_name() == "mysql" {
+                return Err("console: SQLite and PostgreSQL only".into());
+            }
+            console::run(
+                ctx,
+                &console::Options {
+                    jobs: pick_n(args.jobs, 10_000, 200),
+                    runs: pick_n(args.runs, 1_000_000, 5_000),
+                    groups: 4,
+                    requests: pick_n(args.requests, 200, 10),
+                    warmup: if smoke { 2 } else { 20 },
+                },
+            )
+            .await
+        }
     }
 }

@@ -319,6 +319,9 @@ impl Drop for Spawned {
 /// The access token the bench's admin, executors and simulated executors share.
 pub const BENCH_TOKEN: &str = "jobwheel-bench-token";
 
+/// The password of the bench admin's `admin` user.
+pub const ADMIN_PASSWORD: &str = "bench-password";
+
 /// Starts `jobwheel admin` on 127.0.0.1:`port` against `database_url`.
 pub fn spawn_admin(
     bin: &Path,
@@ -333,7 +336,7 @@ pub fn spawn_admin(
         "--database-url",
         database_url,
         "--admin-password",
-        "bench-password",
+        ADMIN_PASSWORD,
         "--access-token",
         BENCH_TOKEN,
         "--timezone",
