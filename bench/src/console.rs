@@ -218,7 +218,9 @@ async fn measure(ctx: &Ctx, db: &BenchDb, opts: &Options, backend: &str) -> Resu
 async fn log_in(client: &awc::Client, base: &str) -> Result<String, String> {
     let res = client
         .post(format!("{base}/api/v1/auth/login"))
-        .send_json(&serde_json::json!({"username": "admin", "password": super::procs::ADMIN_PASSWORD}))
+        .send_json(
+            &serde_json::json!({"username": "admin", "password": super::procs::ADMIN_PASSWORD}),
+        )
         .await
         .map_err(|e| format!("login request failed: {e}"))?;
     if res.status().as_u16() != 200 {
@@ -265,11 +267,7 @@ async fn get_page(
 /// [`SPAN_DAYS`] days: ~90 % success, ~6 % failed results, ~2 % failed triggers (their alarms
 /// already sent, so the fail monitor has nothing to do), and the last [`RUNNING_MS`] still
 /// running. Returns the daily counts (UTC days) for the dashboard's report table.
-async fn seed_runs(
-    db: &BenchDb,
-    jobs: &[(i32, i32)],
-    n: usize,
-) -> Result<Vec<LogReport>, String> {
+async fn seed_runs(db: &BenchDb, jobs: &[(i32, i32)], n: usize) -> Result<Vec<LogReport>, String> {
     let now = now_ms();
     let start = now - SPAN_DAYS * DAY_MS;
     let step = (SPAN_DAYS * DAY_MS) as f64 / n.max(1) as f64;
@@ -349,7 +347,9 @@ async fn execute_in_tx(db: &BenchDb, statements: &[String]) -> Result<(), String
     use sqlx::Connection as _;
     let err = |e: sqlx::Error| format!("cannot insert runs: {e}");
     if db.url.starts_with("sqlite") {
-        let mut conn = sqlx::SqliteConnection::connect(&db.url).await.map_err(err)?;
+        let mut conn = sqlx::SqliteConnection::connect(&db.url)
+            .await
+            .map_err(err)?;
         let mut tx = conn.begin().await.map_err(err)?;
         for s in statements {
             sqlx::raw_sql(s).execute(&mut *tx).await.map_err(err)?;
