@@ -398,6 +398,31 @@ impl Store {
             Ok(LogCounts { total: row.long("total")?, running: row.long("running")?, success: row.long("success")? })
         })
     }
+
+    /// Like [`Store::count_logs`], counting only runs of `groups` (an empty list counts none).
+    pub async fn count_logs_in_groups(
+        &self,
+        from: i64,
+        to: i64,
+        groups: &[i32],
+    ) -> StoreResult<LogCounts> {
+        if groups.is_empty() {
+            return Ok(LogCounts::default());
+        }
+        let sql = self.sql(format!(
+            "{} AND job_group IN ({})",
+            log_counts(self.backend()),
+            super::placeholders(groups.len())
+        ));
+        on_pool!(self, pool => {
+            let mut q = sqlx::query(&sql).bind(from).bind(to);
+            for g in groups {
+                q = q.bind(*g);
+            }
+            let row = q.fetch_one(pool).await?;
+            Ok(LogCounts { total: row.long("total")?, running: row.long("running")?, success: row.long("success")? })
+        })
+    }
 }
 
 #[cfg(test)]

@@ -49,3 +49,25 @@ backends!(app: daily_reports_fill_every_day_of_the_range, |app| {
     }
     assert_eq!(app.anonymous().daily_report("").await.status, 401);
 });
+
+backends!(app: a_normal_users_daily_counts_cover_only_their_groups, |app| {
+    let mine = app.group("report-mine").await;
+    let theirs = app.group("report-theirs").await;
+    let my_job = app.job(mine, "mine").await;
+    let their_job = app.job(theirs, "theirs").await;
+    let now = now_ms();
+    for (group, job, code, n) in [(mine, my_job, 200, 2), (mine, my_job, 500, 1), (theirs, their_job, 200, 5)] {
+        for _ in 0..n {
+            let log = crate::kit::db::manual_log(group as i32, job as i32, now);
+            let id = app.store.insert_log(&log).await.unwrap();
+            app.store.complete_log(id, code, Some("done"), now).await.unwrap();
+        }
+    }
+    let normal = app.normal_user("reporter", &[mine]).await;
+    let res = normal.daily_report("").await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let today = &res.body[6];
+    assert_eq!((&today["success"], &today["fail"]), (&2.into(), &1.into()), "{}", res.body);
+    let page = normal.page("/").await;
+    assert!(page.html.contains(r#"id="runs-today">3<"#), "{}", page.html);
+});

@@ -5,6 +5,7 @@ use chrono::{Days, NaiveDate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use crate::actors::monitor_report::{day_start, local_date};
 use crate::clock::now_ms;
@@ -76,13 +77,33 @@ pub fn day_range(
     Ok((from, to))
 }
 
-/// Every day of `[from, to]` with its counts; a day without a report counts zero.
+/// Every day of `[from, to]` with its counts: for all groups from the daily report (a day
+/// without one counts zero), for a normal user's `groups` counted from their runs.
 pub async fn daily_runs(
     store: &Store,
     tz: chrono_tz::Tz,
     from: NaiveDate,
     to: NaiveDate,
+    groups: Option<&[i32]>,
 ) -> ApiResult<Vec<DailyRuns>> {
+    if let Some(groups) = groups {
+        let mut days = Vec::new();
+        let mut day = from;
+        while day <= to {
+            let next = day + Days::new(1);
+            let c = store
+                .count_logs_in_groups(day_start(tz, day), day_start(tz, next), groups)
+                .await?;
+            days.push(DailyRuns {
+                day,
+                success: c.success,
+                fail: c.failed(),
+                running: c.running,
+            });
+            day = next;
+        }
+        return Ok(days);
+    }
     let reports = store
         .list_log_reports(day_start(tz, from), day_start(tz, to + Days::new(1)))
         .await?;
@@ -116,12 +137,14 @@ pub async fn daily_runs(
 )]
 async fn daily(
     state: web::Data<AppState>,
+    principal: Principal,
     query: web::Query<RangeQuery>,
 ) -> ApiResult<HttpResponse> {
     let tz = state.settings.timezone;
     let today = local_date(tz, now_ms());
     let (from, to) = day_range(query.from.as_deref(), query.to.as_deref(), today)?;
-    Ok(HttpResponse::Ok().json(daily_runs(&state.store, tz, from, to).await?))
+    let days = daily_runs(&state.store, tz, from, to, principal.group_scope()).await?;
+    Ok(HttpResponse::Ok().json(days))
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ pub(super) async fn page(
     let tz = state.settings.timezone;
     let today = local_date(tz, now);
     let from = today - Days::new(days - 1);
-    let series = daily_runs(&state.store, tz, from, today).await?;
+    let series = daily_runs(&state.store, tz, from, today, scope).await?;
     let counts: Vec<DayCounts> = series
         .iter()
         .map(|d| DayCounts {
