@@ -8,10 +8,11 @@ use jobwheel::model::LogReport;
 backends!(app: daily_reports_fill_every_day_of_the_range, |app| {
     let tz = app.settings().timezone;
     let today = local_date(tz, now_ms());
-    let yesterday = today - Days::new(1);
+    // five days back: the admin's report pass rewrites only the last three days
+    let five_days_ago = today - Days::new(5);
     app.store
         .upsert_log_report(&LogReport {
-            trigger_day: day_start(tz, yesterday),
+            trigger_day: day_start(tz, five_days_ago),
             running_count: 2,
             suc_count: 40,
             fail_count: 3,
@@ -25,21 +26,22 @@ backends!(app: daily_reports_fill_every_day_of_the_range, |app| {
     let days = res.body.as_array().unwrap();
     assert_eq!(days.len(), 7, "the default range is a week: {}", res.body);
     assert_eq!(days[6]["day"], today.to_string());
-    assert_eq!(days[5]["day"], yesterday.to_string());
+    assert_eq!(days[1]["day"], five_days_ago.to_string());
     assert_eq!(
-        (&days[5]["success"], &days[5]["fail"], &days[5]["running"]),
+        (&days[1]["success"], &days[1]["fail"], &days[1]["running"]),
         (&40.into(), &3.into(), &2.into())
     );
     assert_eq!(days[0]["success"], 0, "a day without a report counts zero");
+    assert_eq!(days[2]["success"], 0);
 
     let res = app
         .api
-        .daily_report(&format!("?from={yesterday}&to={yesterday}"))
+        .daily_report(&format!("?from={five_days_ago}&to={five_days_ago}"))
         .await;
     assert_eq!(res.body.as_array().unwrap().len(), 1, "{}", res.body);
 
     for (query, field) in [
-        ("?from=yesterday", "from"),
+        ("?from=five_days_ago", "from"),
         ("?to=2026-13-01", "to"),
         ("?from=2026-12-02&to=2026-12-01", "from"),
         ("?from=2020-01-01&to=2026-01-01", "from"),

@@ -213,7 +213,10 @@ impl Drop for Browser {
 
 #[actix_web::test]
 async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
-    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
+    // one report pass only (at start), so that the week of reports written below stays
+    let builder = TestApp::builder(Backend::Sqlite)
+        .monitors(|m| m.report_interval = Duration::from_secs(3600));
+    let Some((app, browser)) = open(builder).await else {
         return;
     };
     let group = app.group("demo-app").await;
@@ -296,9 +299,22 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
         .unwrap();
     assert_eq!(rows.len(), 1);
 
-    // dashboard, over a week of daily reports
+    // dashboard, over a week of daily reports, written after the start's report pass
     let tz = app.settings().timezone;
     let today = local_date(tz, now_ms());
+    let first_pass = wait_for(WAIT, || async {
+        let reports = app
+            .store
+            .list_log_reports(day_start(tz, today), day_start(tz, today + Days::new(1)))
+            .await
+            .unwrap();
+        (!reports.is_empty()).then_some(())
+    })
+    .await;
+    assert!(
+        first_pass.is_some(),
+        "the report pass at start wrote today's row"
+    );
     for (back, ok, failed, running) in [
         (6, 1210, 14, 0),
         (5, 1302, 3, 0),
