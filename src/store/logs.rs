@@ -83,6 +83,10 @@ pub struct LogFilter {
     pub offset: i64,
     /// Most rows to return.
     pub limit: i64,
+    /// Stop counting matches past this many (the total then reads `count_up_to + 1`); `None`
+    /// counts them all. An exact total of an unfiltered list is a scan of the whole table on
+    /// PostgreSQL, too slow for a page an operator opens first.
+    pub count_up_to: Option<i64>,
 }
 
 impl LogFilter {

@@ -79,7 +79,14 @@ impl Store {
             return Ok((0, Vec::new()));
         }
         let where_clause = f.where_clause();
-        let count_sql = self.sql(format!("SELECT COUNT(*) AS n FROM job_log{where_clause}"));
+        let mut count_params = f.params.clone();
+        let count_sql = self.sql(match filter.count_up_to {
+            Some(most) => {
+                count_params.push(Param::Long(most.max(0) + 1));
+                format!("SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM job_log{where_clause} LIMIT ?) capped")
+            }
+            None => format!("SELECT COUNT(*) AS n FROM job_log{where_clause}"),
+        });
         let page_sql = self.sql(format!(
             "SELECT {LOG_COLUMNS} FROM job_log{where_clause} ORDER BY id DESC LIMIT ? OFFSET ?"
         ));
@@ -87,7 +94,7 @@ impl Store {
         page_params.push(Param::Long(filter.limit.max(0)));
         page_params.push(Param::Long(filter.offset.max(0)));
         on_pool!(self, pool => {
-            let total = bind_params!(sqlx::query(&count_sql), f.params).fetch_one(pool).await?.long("n")?;
+            let total = bind_params!(sqlx::query(&count_sql), count_params).fetch_one(pool).await?.long("n")?;
             let logs = bind_params!(sqlx::query(&page_sql), page_params)
                 .fetch_all(pool)
                 .await?

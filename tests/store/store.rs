@@ -344,6 +344,27 @@ backends!(db: deleting_a_job_removes_its_logs_and_glue, |db| {
     assert_eq!(logs[0].id, kept_log);
 });
 
+backends!(db: a_log_count_can_stop_early, |db| {
+    let s = &db.store;
+    let g = new_group(s, "cap").await;
+    let j = s.insert_job(&job(g, "j")).await.unwrap();
+    for t in 1..=5 {
+        s.insert_log(&cron_log(g, j, t * 1_000)).await.unwrap();
+    }
+    let capped = |most| LogFilter {
+        job_group: Some(g),
+        limit: 2,
+        count_up_to: most,
+        ..Default::default()
+    };
+    // past the cap the total reads cap + 1, so a page can say "more than"
+    let (total, page) = s.list_logs(&capped(Some(3))).await.unwrap();
+    assert_eq!((total, page.len()), (4, 2));
+    assert_eq!(page[0].trigger_time, 5_000);
+    assert_eq!(s.list_logs(&capped(Some(5))).await.unwrap().0, 5);
+    assert_eq!(s.list_logs(&capped(None)).await.unwrap().0, 5);
+});
+
 backends!(db: logs_record_trigger_and_result_once, |db| {
     let s = &db.store;
     let g = new_group(s, "logs").await;

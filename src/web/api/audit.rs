@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Principal;
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::{paging, Page};
 use crate::clock::now_ms;
@@ -167,8 +168,8 @@ pub(crate) fn filter_of(
     params(ListQuery),
     responses(
         (status = 200, description = "One page of entries", body = super::Page<EntryView>),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden
     )
 )]
 async fn list(

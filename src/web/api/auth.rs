@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use crate::clock::now_ms;
@@ -242,9 +243,9 @@ fn session_cookie<'c>(state: &AppState, req: &HttpRequest, value: String) -> Coo
     security(()),
     responses(
         (status = 200, description = "Logged in; the `jobwheel_session` cookie is set", body = Me),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
+        answers::BadInput,
         (status = 401, description = "Wrong username or password", body = crate::web::api::error::ApiErrorBody),
-        (status = 429, description = "Too many attempts; see `Retry-After`", body = crate::web::api::error::ApiErrorBody)
+        answers::TooMany
     )
 )]
 pub(super) async fn login(
@@ -381,9 +382,9 @@ pub(super) struct PasswordBody {
     request_body = PasswordBody,
     responses(
         (status = 204, description = "Changed"),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 429, description = "Too many attempts; see `Retry-After`", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::TooMany
     )
 )]
 pub(super) async fn change_password(

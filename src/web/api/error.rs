@@ -125,6 +125,43 @@ pub struct ApiErrorBody {
     pub field: Option<String>,
 }
 
+/// The error answers a handler can give, each a response in the OpenAPI document; handlers
+/// list the ones they give beside their success (`responses((status = 200, …), NotFound)`).
+// never built: only their OpenAPI descriptions are read
+#[allow(dead_code)]
+pub mod answers {
+    use super::ApiErrorBody;
+
+    /// 400 with the field to blame.
+    #[derive(utoipa::IntoResponses)]
+    #[response(status = 400, description = "Bad input; `field` names it")]
+    pub struct BadInput(ApiErrorBody);
+
+    /// 403: the caller's role or groups do not cover it.
+    #[derive(utoipa::IntoResponses)]
+    #[response(status = 403, description = "Not permitted")]
+    pub struct Forbidden(ApiErrorBody);
+
+    /// 404: no such item.
+    #[derive(utoipa::IntoResponses)]
+    #[response(status = 404, description = "Not found")]
+    pub struct NotFound(ApiErrorBody);
+
+    /// 409: the change conflicts with the current state.
+    #[derive(utoipa::IntoResponses)]
+    #[response(status = 409, description = "Conflicts with the current state")]
+    pub struct Conflict(ApiErrorBody);
+
+    /// 429 with the seconds to wait.
+    #[derive(utoipa::IntoResponses)]
+    #[response(
+        status = 429,
+        description = "Too many attempts",
+        headers(("Retry-After" = u64, description = "Seconds until an attempt is allowed again"))
+    )]
+    pub struct TooMany(ApiErrorBody);
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {

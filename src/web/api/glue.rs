@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use super::audit;
 use super::auth::Principal;
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use super::jobs::GLUE_VERSIONS_KEPT;
@@ -164,9 +165,9 @@ async fn store_version(
     params(("id" = i32, Path, description = "The job's id")),
     responses(
         (status = 200, description = "The source and versions", body = GlueView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn get(
@@ -187,9 +188,9 @@ async fn get(
     params(("id" = i32, Path, description = "The job's id"), ("version" = i32, Path, description = "The saved version's id")),
     responses(
         (status = 200, description = "The version", body = VersionView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn version(
@@ -237,9 +238,9 @@ fn check_remark(remark: Option<String>) -> ApiResult<String> {
     request_body = SaveBody,
     responses(
         (status = 200, description = "The source and versions", body = GlueView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn save(
@@ -282,9 +283,9 @@ fn restore_remark(version_id: i32, original: &str) -> String {
     params(("id" = i32, Path, description = "The job's id"), ("version" = i32, Path, description = "The saved version's id")),
     responses(
         (status = 200, description = "The source and versions", body = GlueView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn restore(

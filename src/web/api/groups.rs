@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 
 use super::audit::{self, Change};
 use super::auth::Principal;
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use super::{check_executor_address, load_group};
@@ -205,8 +206,8 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
     params(("id" = i32, Path, description = "The group's id")),
     responses(
         (status = 200, description = "The group", body = GroupView),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn get(
@@ -234,9 +235,9 @@ fn refresh_registry(state: &AppState) {
     request_body = GroupBody,
     responses(
         (status = 201, description = "Created", body = GroupView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::Conflict
     )
 )]
 async fn create(
@@ -288,10 +289,10 @@ async fn create(
     request_body = GroupBody,
     responses(
         (status = 200, description = "Changed", body = GroupView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 async fn update(
@@ -334,9 +335,9 @@ async fn update(
     params(("id" = i32, Path, description = "The group's id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 async fn delete(

@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::audit;
 use super::auth::Principal;
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::{parse_value, Json};
 use super::{check_address, check_executor_address, load_group, load_job, paging, Page};
@@ -437,8 +438,8 @@ struct ListQuery {
     params(ListQuery),
     responses(
         (status = 200, description = "One page of jobs", body = super::Page<JobView>),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden
     )
 )]
 async fn list(
@@ -490,8 +491,8 @@ async fn list(
     params(("id" = i32, Path, description = "The job's id")),
     responses(
         (status = 200, description = "The job", body = JobView),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn get(
@@ -520,10 +521,10 @@ async fn reload(state: &AppState, id: i32) -> ApiResult<JobInfo> {
     request_body = JobBody,
     responses(
         (status = 201, description = "Created", body = JobView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 pub(super) async fn create(
@@ -574,10 +575,10 @@ enum Reschedule {
     request_body = JobBody,
     responses(
         (status = 200, description = "Changed", body = JobView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 pub(super) async fn update(
@@ -686,9 +687,9 @@ async fn record_job(
     params(("id" = i32, Path, description = "The job's id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 pub(super) async fn delete(
@@ -715,9 +716,9 @@ pub(super) async fn delete(
     params(("id" = i32, Path, description = "The job's id")),
     responses(
         (status = 200, description = "Started", body = JobView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 pub(super) async fn start(
@@ -762,8 +763,8 @@ pub(super) async fn start(
     params(("id" = i32, Path, description = "The job's id")),
     responses(
         (status = 200, description = "Stopped", body = JobView),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 pub(super) async fn stop(
@@ -815,9 +816,9 @@ struct TriggerAnswer {
     request_body = Option<TriggerBody>,
     responses(
         (status = 200, description = "The runs made and the executors' answers", body = TriggerAnswer),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound,
         (status = 503, description = "Shutting down", body = crate::web::api::error::ApiErrorBody)
     )
 )]
@@ -932,9 +933,9 @@ pub(super) struct FireTimes {
     params(("id" = i32, Path, description = "The job's id"), CountQuery),
     responses(
         (status = 200, description = "The fire times, epoch ms", body = FireTimes),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn next_fire_times(

@@ -6,6 +6,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::audit::{self, Change};
 use super::auth::Principal;
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::{load_job, paging, trigger_env, ApiExecutorClient, Page};
 use crate::actors::result_intake::{complete_one, CallbackOutcome};
@@ -99,9 +100,9 @@ struct ListQuery {
     params(ListQuery),
     responses(
         (status = 200, description = "One page of runs", body = super::Page<LogView>),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn list(
@@ -135,6 +136,7 @@ async fn list(
         to: q.to,
         offset,
         limit,
+        count_up_to: None,
     };
     let (total, logs) = state
         .store
@@ -169,8 +171,8 @@ pub(crate) async fn load_log(
     params(("id" = i64, Path, description = "The run's (log's) id")),
     responses(
         (status = 200, description = "The run", body = LogView),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn get(
@@ -237,10 +239,10 @@ struct LogContent {
     params(("id" = i64, Path, description = "The run's (log's) id"), ContentQuery),
     responses(
         (status = 200, description = "The lines", body = LogContent),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody),
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict,
         (status = 502, description = "The executor could not be reached or refused", body = crate::web::api::error::ApiErrorBody)
     )
 )]
@@ -302,9 +304,9 @@ struct KillAnswer {
     params(("id" = i64, Path, description = "The run's (log's) id")),
     responses(
         (status = 200, description = "The executor's answer", body = KillAnswer),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody),
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict,
         (status = 502, description = "The executor could not be reached or refused", body = crate::web::api::error::ApiErrorBody)
     )
 )]
@@ -402,9 +404,9 @@ struct Cleared {
     params(ClearQuery),
     responses(
         (status = 200, description = "How many were deleted", body = Cleared),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn clear(

@@ -372,6 +372,17 @@ mod tests {
                 assert!(ids.insert(id.to_string()), "operationId {id} repeats");
             }
         }
+        // a limited login says how long to wait; every error answer carries ApiErrorBody
+        let login = &doc["paths"]["/api/v1/auth/login"]["post"]["responses"];
+        assert!(
+            login["429"]["headers"]["Retry-After"].is_object(),
+            "{login}"
+        );
+        let not_found = &doc["paths"]["/api/v1/users/{id}"]["get"]["responses"]["404"];
+        assert_eq!(
+            not_found["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/ApiErrorBody"
+        );
         let trigger = &doc["paths"]["/api/v1/jobs/{id}/trigger"]["post"]["requestBody"];
         assert_eq!(
             trigger["required"], false,

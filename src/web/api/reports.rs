@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Principal;
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use crate::actors::monitor_report::{day_start, local_date};
 use crate::clock::now_ms;
@@ -132,7 +133,7 @@ pub async fn daily_runs(
     params(RangeQuery),
     responses(
         (status = 200, description = "One entry per day", body = Vec<DailyRuns>),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput
     )
 )]
 async fn daily(

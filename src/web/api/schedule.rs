@@ -4,6 +4,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use super::jobs::{fire_time_count, FireTimes};
@@ -38,7 +39,7 @@ struct PreviewBody {
     request_body = PreviewBody,
     responses(
         (status = 200, description = "The fire times, epoch ms", body = super::jobs::FireTimes),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput
     )
 )]
 async fn preview(state: web::Data<AppState>, body: Json<PreviewBody>) -> ApiResult<HttpResponse> {

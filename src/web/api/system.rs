@@ -6,6 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::auth::Principal;
+use super::error::answers;
 use super::error::ApiResult;
 use crate::web::AppState;
 
@@ -26,7 +27,7 @@ struct AccessToken<'a> {
     summary = "The executors' access token (administrators)",
     responses(
         (status = 200, description = "The token", body = AccessToken),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden
     )
 )]
 async fn access_token(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {

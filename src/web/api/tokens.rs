@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::audit::{self, Change};
 use super::auth::{token_hash, Principal};
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use crate::clock::now_ms;
@@ -112,7 +113,7 @@ struct CreateBody {
     request_body = CreateBody,
     responses(
         (status = 201, description = "Created", body = Created),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput
     )
 )]
 async fn create(
@@ -194,8 +195,8 @@ async fn record(
     params(("id" = i32, Path, description = "The token's id")),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn revoke(

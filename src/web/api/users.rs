@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::audit::{self, Change};
 use super::auth::{check_new_password, hash_off_loop, Principal};
+use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use crate::model::{Role, User};
@@ -85,7 +86,9 @@ async fn check_groups(state: &AppState, permission: &[i32]) -> ApiResult<()> {
     }
 }
 
-async fn load_user(state: &AppState, id: i32) -> ApiResult<User> {
+/// The user `id`, for an administrator only: 403 for anyone else, 404 when there is none.
+pub(crate) async fn load_user(state: &AppState, principal: &Principal, id: i32) -> ApiResult<User> {
+    principal.require_admin()?;
     state
         .store
         .get_user(id)
@@ -121,7 +124,7 @@ async fn keep_an_admin(state: &AppState, leaving: &User) -> ApiResult<()> {
     summary = "Console users (administrators)",
     responses(
         (status = 200, description = "The users", body = Vec<UserView>),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden
     )
 )]
 async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
@@ -138,8 +141,8 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
     params(("id" = i32, Path, description = "The user's id")),
     responses(
         (status = 200, description = "The user", body = UserView),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn get(
@@ -147,8 +150,7 @@ async fn get(
     principal: Principal,
     id: web::Path<i32>,
 ) -> ApiResult<HttpResponse> {
-    principal.require_admin()?;
-    let user = load_user(&state, id.into_inner()).await?;
+    let user = load_user(&state, &principal, id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(UserView::from(&user)))
 }
 
@@ -161,10 +163,10 @@ async fn get(
     request_body = UserBody,
     responses(
         (status = 201, description = "Created", body = UserView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 async fn create(
@@ -229,10 +231,10 @@ async fn create(
     request_body = UserBody,
     responses(
         (status = 200, description = "Changed", body = UserView),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 async fn update(
@@ -241,8 +243,7 @@ async fn update(
     id: web::Path<i32>,
     body: Json<UserBody>,
 ) -> ApiResult<HttpResponse> {
-    principal.require_admin()?;
-    let before = load_user(&state, id.into_inner()).await?;
+    let before = load_user(&state, &principal, id.into_inner()).await?;
     let body = body.into_inner();
     if body
         .username
@@ -295,9 +296,9 @@ async fn update(
     params(("id" = i32, Path, description = "The user's id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody),
-        (status = 409, description = "Conflicts with the current state", body = crate::web::api::error::ApiErrorBody)
+        answers::Forbidden,
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 async fn delete(
@@ -305,8 +306,7 @@ async fn delete(
     principal: Principal,
     id: web::Path<i32>,
 ) -> ApiResult<HttpResponse> {
-    principal.require_admin()?;
-    let user = load_user(&state, id.into_inner()).await?;
+    let user = load_user(&state, &principal, id.into_inner()).await?;
     if user.id == principal.user.id {
         return Err(ApiError::Conflict("you cannot delete yourself".into()));
     }
@@ -336,9 +336,9 @@ struct ResetBody {
     request_body = ResetBody,
     responses(
         (status = 204, description = "Changed"),
-        (status = 400, description = "Bad input; `field` names it", body = crate::web::api::error::ApiErrorBody),
-        (status = 403, description = "Not permitted", body = crate::web::api::error::ApiErrorBody),
-        (status = 404, description = "Not found", body = crate::web::api::error::ApiErrorBody)
+        answers::BadInput,
+        answers::Forbidden,
+        answers::NotFound
     )
 )]
 async fn reset_password(
@@ -347,8 +347,7 @@ async fn reset_password(
     id: web::Path<i32>,
     body: Json<ResetBody>,
 ) -> ApiResult<HttpResponse> {
-    principal.require_admin()?;
-    let user = load_user(&state, id.into_inner()).await?;
+    let user = load_user(&state, &principal, id.into_inner()).await?;
     let password = body.into_inner().password.unwrap_or_default();
     check_new_password("password", &password)?;
     let user = User {

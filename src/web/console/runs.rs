@@ -17,6 +17,9 @@ use crate::web::AppState;
 
 /// Runs on one page.
 const PAGE_SIZE: i64 = 20;
+/// Runs counted for the pager; past this the page says `10000+` (an exact count of a million
+/// rows is a full scan on PostgreSQL).
+const COUNT_UP_TO: i64 = 10_000;
 
 /// The list's filters as the page's form sends them (empty fields mean "any").
 #[derive(Debug, Default, Deserialize)]
@@ -134,7 +137,8 @@ struct RunsPage {
     groups: Vec<JobGroup>,
     filter: Filters,
     runs: Vec<RunRow>,
-    total: i64,
+    /// The count, or `10000+` past [`COUNT_UP_TO`].
+    total: String,
     prev_href: Option<String>,
     next_href: Option<String>,
 }
@@ -167,6 +171,7 @@ pub(super) async fn list(
                 to: filter.to,
                 offset: (filter.page - 1) * PAGE_SIZE,
                 limit: PAGE_SIZE,
+                count_up_to: Some(COUNT_UP_TO),
             },
             principal.group_scope(),
         )
@@ -181,7 +186,7 @@ pub(super) async fn list(
         .into_iter()
         .map(|j| (j.id, j.job_desc))
         .collect();
-    let runs = logs
+    let runs: Vec<RunRow> = logs
         .into_iter()
         .map(|l| {
             let (pill, state) = outcome(&l);
@@ -200,15 +205,22 @@ pub(super) async fn list(
             }
         })
         .collect();
-    let pages = (total + PAGE_SIZE - 1) / PAGE_SIZE;
+    // past the cap the count is unknown: a full page may have a next one
+    let more = match total > COUNT_UP_TO {
+        true => runs.len() as i64 == PAGE_SIZE,
+        false => filter.page * PAGE_SIZE < total,
+    };
     Ok(render(&RunsPage {
         nav: nav(&req, &principal, "runs"),
         prev_href: (filter.page > 1).then(|| filter.href(filter.page - 1)),
-        next_href: (filter.page < pages).then(|| filter.href(filter.page + 1)),
+        next_href: more.then(|| filter.href(filter.page + 1)),
         groups,
         filter,
         runs,
-        total,
+        total: match total > COUNT_UP_TO {
+            true => format!("{COUNT_UP_TO}+"),
+            false => total.to_string(),
+        },
     }))
 }
 

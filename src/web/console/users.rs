@@ -7,7 +7,7 @@ use super::errors::PageResult;
 use super::{nav, render, save_target, utc_text, Nav};
 use crate::model::{JobGroup, Role, User};
 use crate::web::api::auth::Principal;
-use crate::web::api::error::ApiError;
+use crate::web::api::users;
 use crate::web::AppState;
 
 /// A user as listed.
@@ -129,13 +129,7 @@ pub(super) async fn edit(
     principal: Principal,
     id: web::Path<i32>,
 ) -> PageResult {
-    principal.require_admin()?;
-    let id = id.into_inner();
-    let user = state
-        .store
-        .get_user(id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("user {id} does not exist")))?;
+    let user = users::load_user(&state, &principal, id.into_inner()).await?;
     form(&state, &req, &principal, user).await
 }
 
