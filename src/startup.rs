@@ -14,6 +14,7 @@ use crate::actors::monitor::MonitorSettings;
 use crate::actors::monitor_fail::FailMonitor;
 use crate::actors::monitor_lost::LostResultMonitor;
 use crate::actors::monitor_report::LogReportActor;
+use crate::actors::node_beat::{LeaveCluster, NodeBeat};
 use crate::actors::registry::RegistryActor;
 use crate::actors::result_intake::{ResultIntake, YIELD_TO_CALLS_MAX};
 use crate::actors::ring::{PendingCount, RingActor};
@@ -77,6 +78,10 @@ pub struct AdminActors {
     pub lost_monitor: Addr<LostResultMonitor>,
     /// Daily counts and log retention.
     pub report: Addr<LogReportActor>,
+    /// This admin's heartbeat in the cluster.
+    pub node: Addr<NodeBeat>,
+    /// This admin's id in the cluster: the owner of the fire times it claims.
+    pub node_id: Arc<str>,
     // the ring's own thread, so a busy system arbiter never delays a tick
     _ring_arbiter: Arc<ArbiterGuard>,
 }
@@ -148,12 +153,20 @@ pub fn start_actors_with(
     });
     // XXL-JOB's pre-read batch: (fast + slow) * 10
     let batch = ((settings.trigger_pool_fast_max + settings.trigger_pool_slow_max) * 10) as i64;
+    let node_id: Arc<str> = uuid::Uuid::new_v4().to_string().into();
+    let node = Supervisor::start({
+        // a connection of its own: a busy pool must not make this admin look dead
+        let store = ActorStore::new(store.own_connection());
+        let (id, address) = (node_id.clone(), env.admin_address.clone());
+        move |_| NodeBeat::new(store.clone(), id.clone(), address.clone())
+    });
     let schedule = Supervisor::start({
         let store = db.clone();
         let ring = ring.clone();
         let dispatcher = dispatcher.clone();
         let tz = settings.timezone;
-        move |_| ScheduleActor::new(store, ring, dispatcher, tz, batch)
+        let me = (node_id.clone(), node.clone());
+        move |_| ScheduleActor::new(store, ring, dispatcher, me, tz, batch)
     });
     // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once
     let fail_monitor = Supervisor::start({
@@ -181,13 +194,16 @@ pub fn start_actors_with(
         fail_monitor,
         lost_monitor,
         report,
+        node,
+        node_id,
         _ring_arbiter: Arc::new(ArbiterGuard(ring_arbiter)),
     }
 }
 
 impl AdminActors {
     /// Graceful stop: no more pre-reads, then wait (bounded) until the ring has fired what it
-    /// holds and the dispatches in flight have ended.
+    /// holds and the dispatches in flight have ended; then leave the cluster, handing back any
+    /// fire time still claimed.
     pub async fn drain(&self, limit: Duration) {
         self.schedule.do_send(StopScheduling);
         let started = Instant::now();
@@ -216,6 +232,8 @@ impl AdminActors {
                 _ => break,
             }
         }
+        // what is still claimed goes to the other admins at their next pass
+        let _ = self.node.send(LeaveCluster).await;
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use jobwheel::actors::schedule::{pre_read, PRE_READ_MS};
+use jobwheel::actors::schedule::{pre_read, Node, PRE_READ_MS};
 use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
 use jobwheel::model::ScheduleType;
 
@@ -139,7 +139,12 @@ async fn measure(db: &BenchDb, defined: usize, opts: &Options) -> Result<SizeRes
         // like the admin: a pass a little after each second begins
         sleep_until_epoch_ms(second_after(0) + 100).await;
         let t = Instant::now();
-        let pass = pre_read(&db.store, tz, BATCH, now_ms())
+        // its claims are written as the admin's are; nothing dispatches, nothing takes over
+        let node = Node {
+            id: "jobwheel-bench",
+            take_over: false,
+        };
+        let pass = pre_read(&db.store, tz, BATCH, now_ms(), node)
             .await
             .map_err(|e| format!("pre-read pass failed: {e}"))?;
         let took = t.elapsed().as_secs_f64() * 1_000.0;

@@ -458,7 +458,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
                             elapsed_ms,
                         });
                     }
-                    outcomes.record(calling, rows).await;
+                    outcomes.record(calling, rows, p.claim()).await;
                     after_fire(&env, &p, &report).await;
                     if let Some(reply) = reply {
                         let _ = reply.send(report);

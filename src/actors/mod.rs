@@ -5,7 +5,8 @@
 //! [`result_sender`] (results to the admins, batched, kept on disk until accepted),
 //! [`registrar`] (registration beat), [`log_cleaner`] (run-log retention).
 //!
-//! Admin (feature `admin`): [`schedule`] (pre-read), [`ring`] (60 one-second slots),
+//! Admin (feature `admin`): [`schedule`] (pre-read, taking over the fires of admins that stopped:
+//! [`takeover`], [`node_beat`]), [`ring`] (60 one-second slots),
 //! [`dispatch`] (fast/slow pools running [`trigger`]s, their outcomes written by
 //! [`outcome_writer`]), [`registry`] (executor registrations), [`result_intake`] (results), both
 //! writers yielding to the calls counted by [`call_gauge`], and the monitors ([`monitor`]):
@@ -40,6 +41,8 @@ pub mod monitor_lost;
 #[cfg(feature = "admin")]
 pub mod monitor_report;
 #[cfg(feature = "admin")]
+pub mod node_beat;
+#[cfg(feature = "admin")]
 pub mod outcome_writer;
 #[cfg(feature = "admin")]
 pub mod registry;
@@ -49,6 +52,8 @@ pub mod result_intake;
 pub mod ring;
 #[cfg(feature = "admin")]
 pub mod schedule;
+#[cfg(feature = "admin")]
+pub mod takeover;
 #[cfg(feature = "admin")]
 pub mod trigger;
 

@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 
 use super::call_gauge::{CallGauge, InFlight};
 use crate::model::TriggerOutcome;
-use crate::store::ActorStore;
+use crate::store::{ActorStore, ClaimKey};
 
 /// The longest an outcome waits for the calls still in flight before it is written anyway.
 const GATHER_MAX: Duration = Duration::from_millis(200);
@@ -34,6 +34,8 @@ const FULL: usize = 5_000;
 pub struct OutcomeWriter {
     store: ActorStore,
     rows: RefCell<Vec<(i64, TriggerOutcome)>>,
+    /// Claimed fire times whose outcomes are in `rows`: released once those are written.
+    claims: RefCell<Vec<ClaimKey>>,
     waiters: RefCell<Vec<oneshot::Sender<()>>>,
     flush_armed: Cell<bool>,
     calls: Arc<CallGauge>,
@@ -46,6 +48,7 @@ impl OutcomeWriter {
         Rc::new(OutcomeWriter {
             store,
             rows: RefCell::new(Vec::new()),
+            claims: RefCell::new(Vec::new()),
             waiters: RefCell::new(Vec::new()),
             flush_armed: Cell::new(false),
             calls,
@@ -59,14 +62,21 @@ impl OutcomeWriter {
 
     /// Queues the outcomes of `call` and resolves once they are written (or the write failed
     /// and was logged). They are written when no other call is in flight (on any worker), when
-    /// [`FULL`] rows wait, or after [`GATHER_MAX`], whichever comes first.
-    pub async fn record(self: &Rc<Self>, call: InFlight, outcomes: Vec<(i64, TriggerOutcome)>) {
+    /// [`FULL`] rows wait, or after [`GATHER_MAX`], whichever comes first. The fire's `claim`,
+    /// if it had one, is released with them.
+    pub async fn record(
+        self: &Rc<Self>,
+        call: InFlight,
+        outcomes: Vec<(i64, TriggerOutcome)>,
+        claim: Option<ClaimKey>,
+    ) {
         drop(call);
         if outcomes.is_empty() {
             return;
         }
         let (tx, rx) = oneshot::channel();
         self.rows.borrow_mut().extend(outcomes);
+        self.claims.borrow_mut().extend(claim);
         self.waiters.borrow_mut().push(tx);
         if self.calls.in_flight() == 0 || self.rows.borrow().len() >= FULL {
             actix::spawn(self.clone().flush());
@@ -84,14 +94,20 @@ impl OutcomeWriter {
 
     async fn flush(self: Rc<Self>) {
         let rows = std::mem::take(&mut *self.rows.borrow_mut());
+        let claims = std::mem::take(&mut *self.claims.borrow_mut());
         let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
         if rows.is_empty() {
             return;
         }
         let count = rows.len();
+        // claims go even when the outcomes could not be written: the calls were made
         let written = self
             .store
-            .run(move |s| async move { s.set_trigger_outcomes(&rows).await })
+            .run(move |s| async move {
+                let written = s.set_trigger_outcomes(&rows).await;
+                let released = s.release_claims(&claims).await;
+                written.and(released)
+            })
             .await;
         if let Err(e) = written {
             log::error!("cannot record the outcomes of {count} trigger(s): {e}");
@@ -141,7 +157,7 @@ mod tests {
         let (store, ids) = store_with_logs(1).await;
         let writer = OutcomeWriter::new(ActorStore::new(store.clone()), CallGauge::new());
         let call = writer.calling();
-        writer.record(call, vec![(ids[0], accepted())]).await;
+        writer.record(call, vec![(ids[0], accepted())], None).await;
         // nothing else was in flight: written without arming the gather timer
         assert!(!writer.flush_armed.get());
         assert_eq!(code(&store, ids[0]).await, 200);
@@ -155,12 +171,14 @@ mod tests {
         let second = writer.calling();
         let (w, id) = (writer.clone(), ids[0]);
         let first_done =
-            actix_rt::spawn(async move { w.record(first, vec![(id, accepted())]).await });
+            actix_rt::spawn(async move { w.record(first, vec![(id, accepted())], None).await });
         actix_rt::time::sleep(GATHER_MAX / 4).await;
         // the second call is still in flight: the first outcome waits for it
         assert!(!first_done.is_finished());
         assert_eq!(code(&store, ids[0]).await, 0);
-        writer.record(second, vec![(ids[1], accepted())]).await;
+        writer
+            .record(second, vec![(ids[1], accepted())], None)
+            .await;
         first_done.await.expect("first record");
         assert_eq!(code(&store, ids[0]).await, 200);
         assert_eq!(code(&store, ids[1]).await, 200);
@@ -175,7 +193,8 @@ mod tests {
         let call = writer.calling();
         let elsewhere = other_worker.calling();
         let (w, id) = (writer.clone(), ids[0]);
-        let done = actix_rt::spawn(async move { w.record(call, vec![(id, accepted())]).await });
+        let done =
+            actix_rt::spawn(async move { w.record(call, vec![(id, accepted())], None).await });
         actix_rt::time::sleep(GATHER_MAX / 4).await;
         assert!(!done.is_finished());
         assert_eq!(code(&store, ids[0]).await, 0);
@@ -190,7 +209,7 @@ mod tests {
         let writer = OutcomeWriter::new(ActorStore::new(store.clone()), CallGauge::new());
         let call = writer.calling();
         let stuck = writer.calling();
-        writer.record(call, vec![(ids[0], accepted())]).await;
+        writer.record(call, vec![(ids[0], accepted())], None).await;
         assert_eq!(code(&store, ids[0]).await, 200);
         drop(stuck);
     }

@@ -6,17 +6,24 @@
 //! transaction commits does it fire what is due and put the rest into the ring, so a fire time
 //! is dispatched exactly once whatever the number of admins. Unlike XXL-JOB it fills the whole
 //! 5 s window per job in one pass, so a late scan never leaves a gap.
+//!
+//! Each claimed fire time is also written as this admin's claim in the same transaction, and a
+//! pass first takes over the claims of admins that stopped beating ([`super::takeover`]), so a
+//! claimed fire is dispatched even when its admin dies before its time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
 use chrono_tz::Tz;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
+use super::node_beat::{MayTakeOver, NodeBeat};
 use super::ring::{FireTime, RingActor, ScheduleAll};
+use super::takeover::{take_over, TAKEOVER_BATCH};
 use crate::clock::now_ms;
 use crate::model::{DueJob, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
-use crate::store::{ActorStore, ScheduleUpdate, Store, StoreError};
+use crate::store::{ActorStore, ClaimKey, ScheduleUpdate, Store, StoreError};
 use crate::timing::{self, Schedule};
 
 /// How far ahead fire times are read (XXL-JOB's `PRE_READ_MS`).
@@ -49,6 +56,16 @@ pub struct Fire {
     pub trigger_type: TriggerType,
 }
 
+impl Fire {
+    /// The claim this fire holds until its outcome is written.
+    pub fn claim(&self) -> ClaimKey {
+        ClaimKey {
+            job_id: self.job_id,
+            fire_time: self.fire_time,
+        }
+    }
+}
+
 /// What one pass decided and claimed.
 #[derive(Debug, Default)]
 pub struct PassResult {
@@ -56,6 +73,17 @@ pub struct PassResult {
     pub fires: Vec<Fire>,
     /// Jobs read; equal to the batch size means "more may be due".
     pub read: usize,
+    /// Fire times taken over from stopped admins; a full batch means "more may be left".
+    pub taken_over: usize,
+}
+
+/// This admin in the cluster, as a pass needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Node<'a> {
+    /// Its id: the owner of the fire times it claims.
+    pub id: &'a str,
+    /// Whether this pass takes over the fire times of admins that stopped beating.
+    pub take_over: bool,
 }
 
 /// The pre-read loop; supervised.
@@ -63,6 +91,8 @@ pub struct ScheduleActor {
     store: ActorStore,
     ring: Addr<RingActor>,
     dispatcher: Addr<Dispatcher>,
+    node: Arc<str>,
+    beat: Addr<NodeBeat>,
     default_tz: Tz,
     batch: i64,
     failures: u32,
@@ -70,11 +100,13 @@ pub struct ScheduleActor {
 }
 
 impl ScheduleActor {
-    /// A scheduler reading at most `batch` jobs per pass.
+    /// A scheduler for admin `node` (whose heartbeat is `beat`) reading at most `batch` jobs
+    /// per pass.
     pub fn new(
         store: ActorStore,
         ring: Addr<RingActor>,
         dispatcher: Addr<Dispatcher>,
+        (node, beat): (Arc<str>, Addr<NodeBeat>),
         default_tz: Tz,
         batch: i64,
     ) -> Self {
@@ -82,6 +114,8 @@ impl ScheduleActor {
             store,
             ring,
             dispatcher,
+            node,
+            beat,
             default_tz,
             batch: batch.max(1),
             failures: 0,
@@ -102,18 +136,27 @@ impl ScheduleActor {
         let store = self.store.clone();
         let tz = self.default_tz;
         let batch = self.batch;
+        let (node, beat) = (self.node.clone(), self.beat.clone());
         // one pass at a time: the actor handles nothing else until it ends
         ctx.wait(
             async move {
+                let take_over = beat.send(MayTakeOver).await.unwrap_or(false);
                 store
-                    .run(move |store| async move { pre_read(&store, tz, batch, now_ms()).await })
+                    .run(move |store| async move {
+                        let node = Node {
+                            id: &node,
+                            take_over,
+                        };
+                        pre_read(&store, tz, batch, now_ms(), node).await
+                    })
                     .await
             }
             .into_actor(self)
             .map(|result, act, ctx| match result {
                 Ok(pass) => {
                     act.failures = 0;
-                    let full = pass.read as i64 >= act.batch;
+                    let full =
+                        pass.read as i64 >= act.batch || pass.taken_over as i64 >= TAKEOVER_BATCH;
                     act.deliver(pass.fires);
                     let wait = if full {
                         Duration::ZERO
@@ -192,14 +235,20 @@ impl Handler<StopScheduling> for ScheduleActor {
     }
 }
 
-/// One pass: lock, read due jobs, decide and claim fire times, commit.
+/// One pass: lock, take over dead admins' fire times, read due jobs, decide and claim fire
+/// times (written as `node`'s claims), commit.
 pub async fn pre_read(
     store: &Store,
     default_tz: Tz,
     batch: i64,
     now: i64,
+    node: Node<'_>,
 ) -> Result<PassResult, StoreError> {
     let mut tx = store.begin_schedule().await?;
+    let (mut fires, taken_over) = match node.take_over {
+        true => take_over(&mut tx, node.id, now).await?,
+        false => (Vec::new(), 0),
+    };
     let jobs = tx.due_jobs(now + PRE_READ_MS, batch).await?;
     let mut updates = Vec::with_capacity(jobs.len());
     let mut planned: Vec<Vec<Fire>> = Vec::with_capacity(jobs.len());
@@ -209,11 +258,10 @@ pub async fn pre_read(
         planned.push(fires);
     }
     let claimed = tx.claim_all(&updates).await?;
-    tx.commit().await?;
-    let mut fires = Vec::new();
+    let mut new_fires = Vec::new();
     for ((job, ok), job_fires) in jobs.iter().zip(claimed).zip(planned) {
         if ok {
-            fires.extend(job_fires);
+            new_fires.extend(job_fires);
         } else {
             log::debug!(
                 "job {}: fire time {} claimed elsewhere",
@@ -222,9 +270,17 @@ pub async fn pre_read(
             );
         }
     }
+    let claims: Vec<(ClaimKey, TriggerType)> = new_fires
+        .iter()
+        .map(|f| (f.claim(), f.trigger_type))
+        .collect();
+    tx.insert_claims(node.id, &claims).await?;
+    tx.commit().await?;
+    fires.extend(new_fires);
     Ok(PassResult {
         fires,
         read: jobs.len(),
+        taken_over,
     })
 }
 

@@ -24,7 +24,7 @@ use crate::routing::{
     probe_in_order, shard_address, ProbeKind, RouteDecision, Router, ADDRESS_EMPTY_MSG,
     ROUTE_FAIL_MSG,
 };
-use crate::store::{ActorStore, Store};
+use crate::store::{ActorStore, ClaimKey, Store};
 
 /// A registration older than this is dead (XXL-JOB's 90 s).
 pub const DEAD_AFTER_MS: i64 = 90_000;
@@ -131,6 +131,21 @@ impl PreparedTrigger {
     pub fn schedule_time(&self) -> i64 {
         self.trigger.schedule_time
     }
+
+    /// The claim a pre-read fire holds until its outcome is written.
+    pub fn claim(&self) -> Option<ClaimKey> {
+        self.trigger.claim()
+    }
+}
+
+impl Trigger {
+    /// The claim of a pre-read fire (CRON or MISFIRE); other triggers hold none.
+    pub fn claim(&self) -> Option<ClaimKey> {
+        matches!(self.trigger_type, TriggerType::Cron | TriggerType::Misfire).then_some(ClaimKey {
+            job_id: self.job_id,
+            fire_time: self.schedule_time,
+        })
+    }
 }
 
 /// How many calls each executor address can expect from `fires`: a broadcast's shards one
@@ -236,12 +251,15 @@ async fn prepare_in_db(
 
     let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
     let mut new_logs: Vec<NewLog> = Vec::new();
+    // claims of pre-read fires that will not fire: released with the log rows' insert
+    let mut dropped: Vec<ClaimKey> = Vec::new();
     for msg in triggers {
         let Some(job) = jobs.get(&msg.job_id).cloned() else {
             log::warn!(
                 "trigger of job {} skipped: the job does not exist",
                 msg.job_id
             );
+            dropped.extend(msg.claim());
             out.push(skipped(format!("job {} not found", msg.job_id)));
             continue;
         };
@@ -253,6 +271,7 @@ async fn prepare_in_db(
                 job.id,
                 msg.schedule_time
             );
+            dropped.extend(msg.claim());
             out.push(skipped(format!("job {} is stopped", job.id)));
             continue;
         }
@@ -319,6 +338,7 @@ async fn prepare_in_db(
         })));
     }
 
+    store.release_claims(&dropped).await?;
     let mut ids = store.insert_logs(&new_logs).await?.into_iter();
     for p in &mut out {
         if let Prepared::Ready(p) = p {

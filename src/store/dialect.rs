@@ -35,6 +35,20 @@ pub(crate) use insert_returning_id;
 
 use super::Backend;
 
+/// Insert-or-refresh of an admin's heartbeat (the key is the admin's id).
+pub(crate) fn upsert_node(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite | Backend::Postgres => {
+            "INSERT INTO admin_node (id, address, started_at, beat_at) VALUES (?, ?, ?, ?) \
+             ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at, address = excluded.address"
+        }
+        Backend::MySql => {
+            "INSERT INTO admin_node (id, address, started_at, beat_at) VALUES (?, ?, ?, ?) \
+             ON DUPLICATE KEY UPDATE beat_at = VALUES(beat_at), address = VALUES(address)"
+        }
+    }
+}
+
 /// Insert-or-refresh of a registration (the unique key is group/key/value).
 pub(crate) fn upsert_registry(backend: Backend) -> &'static str {
     match backend {

@@ -19,6 +19,7 @@ use sqlx::sqlite::{
 use sqlx::ConnectOptions as _;
 
 mod audit;
+mod claims;
 mod dialect;
 mod glue;
 mod groups;
@@ -36,6 +37,7 @@ mod sqlite_lib;
 mod users;
 
 pub use audit::AuditFilter;
+pub use claims::{ClaimJob, ClaimKey, OrphanFire};
 pub use groups::GroupToken;
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
@@ -238,6 +240,33 @@ impl Store {
             }
         };
         Ok(Store { db })
+    }
+
+    /// A pool of one connection to the same database, opened on first use, for work that must
+    /// not queue behind the main pool: the cluster heartbeat, which other admins read as "alive".
+    pub fn own_connection(&self) -> Store {
+        const WAIT: Duration = Duration::from_secs(5);
+        let db = match &self.db {
+            Db::Sqlite(pool) => Db::Sqlite(
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(WAIT)
+                    .connect_lazy_with((*pool.connect_options()).clone()),
+            ),
+            Db::Postgres(pool) => Db::Postgres(
+                PgPoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(WAIT)
+                    .connect_lazy_with((*pool.connect_options()).clone()),
+            ),
+            Db::MySql(pool) => Db::MySql(
+                MySqlPoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(WAIT)
+                    .connect_lazy_with((*pool.connect_options()).clone()),
+            ),
+        };
+        Store { db }
     }
 
     /// Applies the backend's pending migrations; a second run changes nothing.

@@ -26,7 +26,7 @@ pub struct ScheduleUpdate {
     pub stop: bool,
 }
 
-enum Tx {
+pub(super) enum Tx {
     Sqlite(Transaction<'static, Sqlite>),
     Postgres(Transaction<'static, Postgres>),
     MySql(Transaction<'static, MySql>),
@@ -34,7 +34,7 @@ enum Tx {
 
 /// An open pre-read transaction holding the schedule lock; commit it quickly.
 pub struct ScheduleTx {
-    tx: Tx,
+    pub(super) tx: Tx,
 }
 
 /// Updates per batched claim statement (5 parameters each).
@@ -145,7 +145,7 @@ macro_rules! on_tx {
                 $body
             }
             Tx::Postgres($tx) => {
-                let pg = numbered_placeholders($sql);
+                let pg = $crate::store::numbered_placeholders($sql);
                 let $stmt: &str = &pg;
                 $body
             }
@@ -156,6 +156,7 @@ macro_rules! on_tx {
         }
     };
 }
+pub(super) use on_tx;
 
 impl Store {
     /// Opens the pre-read transaction and takes the cluster lock: a row lock on PostgreSQL and

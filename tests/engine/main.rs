@@ -8,6 +8,7 @@ mod kit;
 #[path = "support.rs"]
 mod engine_support;
 
+mod cluster;
 mod monitor_email;
 mod monitor_fail;
 mod monitor_lost;

@@ -6,4 +6,5 @@
 mod kit;
 
 mod bootstrap;
+mod claims;
 mod store;

@@ -25,11 +25,11 @@ fn group(app: &str) -> JobGroup {
     }
 }
 
-async fn new_group(store: &Store, app: &str) -> i32 {
+pub(crate) async fn new_group(store: &Store, app: &str) -> i32 {
     store.insert_group(&group(app)).await.unwrap()
 }
 
-fn job(group: i32, desc: &str) -> JobInfo {
+pub(crate) fn job(group: i32, desc: &str) -> JobInfo {
     let mut j = JobInfo::new(group, desc, "demoJobHandler");
     j.add_time = 1_000;
     j.update_time = 1_000;
@@ -39,7 +39,7 @@ fn job(group: i32, desc: &str) -> JobInfo {
     j
 }
 
-fn accepted(address: &str) -> TriggerOutcome {
+pub(crate) fn accepted(address: &str) -> TriggerOutcome {
     TriggerOutcome {
         trigger_code: 200,
         trigger_msg: "ok".into(),

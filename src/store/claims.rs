@@ -1,0 +1,345 @@
+//! Claimed fire times and the admins that hold them (`fire_claim`, `admin_node`).
+//!
+//! A pre-read pass writes each fire time it claims, with its admin as owner, in the same
+//! transaction as the claim; the row goes once the call's outcome is written. An admin that
+//! stops beating leaves its rows behind, and a live one takes them over under the schedule
+//! lock: a claimed fire outlives its admin (docs/architecture.md, "Cluster rules").
+
+use super::jobs::parse_column;
+use super::rows::RowExt;
+use super::schedule::{on_tx, ScheduleTx, Tx};
+use super::{on_pool, Store, StoreError, StoreResult};
+use crate::model::{alarm_status, MisfireStrategy, TriggerType, TRIGGER_STATUS_RUNNING};
+
+/// One claimed fire time of one job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClaimKey {
+    /// The job.
+    pub job_id: i32,
+    /// The fire time, epoch ms.
+    pub fire_time: i64,
+}
+
+/// What a take-over needs to know of an orphaned fire's job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimJob {
+    /// The job's group (for a run row that says the fire was skipped).
+    pub job_group: i32,
+    /// What to do with a fire that is too late.
+    pub misfire_strategy: MisfireStrategy,
+    /// Whether the job is still scheduled.
+    pub running: bool,
+    /// The job's handler (for that run row).
+    pub executor_handler: String,
+}
+
+/// A fire time taken over from an admin that stopped before it was dispatched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrphanFire {
+    /// The job and fire time.
+    pub key: ClaimKey,
+    /// CRON, or MISFIRE for a catch-up fire.
+    pub trigger_type: TriggerType,
+    /// The admin that claimed it (empty: handed back at a graceful stop).
+    pub from: String,
+    /// The job, unless it was deleted since.
+    pub job: Option<ClaimJob>,
+    /// Run rows already written for this fire: (log id, trigger code; 0 = outcome unknown).
+    pub runs: Vec<(i64, i32)>,
+}
+
+/// Rows per multi-row statement.
+const CHUNK: usize = 200;
+
+/// `(job_id = ? AND fire_time = ?) OR …` for `n` keys (portable; row values are not).
+fn keys_condition(n: usize, job: &str, time: &str) -> String {
+    vec![format!("({job} = ? AND {time} = ?)"); n].join(" OR ")
+}
+
+/// `?, ?, …`: `n` placeholders.
+fn marks(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+impl Store {
+    /// Records that admin `node` is alive at `now` (inserted on its first beat).
+    pub async fn beat_node(
+        &self,
+        node: &str,
+        address: &str,
+        started_at: i64,
+        now: i64,
+    ) -> StoreResult<()> {
+        let sql = self.sql(super::dialect::upsert_node(self.backend()));
+        on_pool!(self, pool => sqlx::query(&sql)
+            .bind(node)
+            .bind(address)
+            .bind(started_at)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(|_| ())?);
+        Ok(())
+    }
+
+    /// A graceful stop: the fire times `node` still holds get no owner, so the next pass of
+    /// any live admin takes them over at once, and its row goes. Returns the fires handed back.
+    pub async fn leave_cluster(&self, node: &str) -> StoreResult<u64> {
+        let hand_back = self.sql("UPDATE fire_claim SET owner = '' WHERE owner = ?");
+        let remove = self.sql("DELETE FROM admin_node WHERE id = ?");
+        on_pool!(self, pool => {
+            let handed = sqlx::query(&hand_back).bind(node).execute(pool).await?.rows_affected();
+            sqlx::query(&remove).bind(node).execute(pool).await?;
+            Ok(handed)
+        })
+    }
+
+    /// Forgets claimed fire times whose outcome is written (or that will never fire).
+    pub async fn release_claims(&self, keys: &[ClaimKey]) -> StoreResult<()> {
+        for chunk in keys.chunks(CHUNK) {
+            let sql = self.sql(format!(
+                "DELETE FROM fire_claim WHERE {}",
+                keys_condition(chunk.len(), "job_id", "fire_time")
+            ));
+            on_pool!(self, pool => {
+                let mut q = sqlx::query(&sql).persistent(false);
+                for k in chunk {
+                    q = q.bind(k.job_id).bind(k.fire_time);
+                }
+                q.execute(pool).await.map(|_| ())?
+            });
+        }
+        Ok(())
+    }
+
+    /// Fire times `owner` holds (`""`: handed back), oldest first.
+    pub async fn claims_of(&self, owner: &str) -> StoreResult<Vec<ClaimKey>> {
+        let sql =
+            self.sql("SELECT job_id, fire_time FROM fire_claim WHERE owner = ? ORDER BY fire_time");
+        on_pool!(self, pool => sqlx::query(&sql)
+            .bind(owner)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|r| Ok(ClaimKey { job_id: r.int("job_id")?, fire_time: r.long("fire_time")? }))
+            .collect())
+    }
+}
+
+impl ScheduleTx {
+    /// Writes the fire times this pass claimed, owned by `owner`.
+    pub async fn insert_claims(
+        &mut self,
+        owner: &str,
+        fires: &[(ClaimKey, TriggerType)],
+    ) -> StoreResult<()> {
+        for chunk in fires.chunks(CHUNK) {
+            let sql = format!(
+                "INSERT INTO fire_claim (job_id, fire_time, trigger_type, owner) VALUES {}",
+                vec!["(?, ?, ?, ?)"; chunk.len()].join(", ")
+            );
+            on_tx!(self, &sql, |tx, stmt| {
+                let mut q = sqlx::query(stmt).persistent(false);
+                for (key, kind) in chunk {
+                    q = q
+                        .bind(key.job_id)
+                        .bind(key.fire_time)
+                        .bind(kind.as_str())
+                        .bind(owner);
+                }
+                q.execute(&mut **tx).await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Takes over, for admin `me`, at most `limit` fire times (oldest first) of admins whose
+    /// last beat is older than `dead_before` or that handed them back, with their jobs and the
+    /// run rows already written for them. A dead admin's row goes once it holds nothing.
+    pub async fn take_over_claims(
+        &mut self,
+        me: &str,
+        dead_before: i64,
+        limit: i64,
+    ) -> StoreResult<Vec<OrphanFire>> {
+        let mut owners = vec![String::new()];
+        on_tx!(
+            self,
+            "SELECT id FROM admin_node WHERE beat_at < ? AND id <> ?",
+            |tx, stmt| {
+                for row in sqlx::query(stmt)
+                    .bind(dead_before)
+                    .bind(me)
+                    .fetch_all(&mut **tx)
+                    .await?
+                {
+                    owners.push(row.text("id")?);
+                }
+            }
+        );
+        let sql = format!(
+            "SELECT c.job_id AS job_id, c.fire_time AS fire_time, c.trigger_type AS trigger_type, \
+             c.owner AS owner, j.id AS id, j.job_group AS job_group, \
+             j.misfire_strategy AS misfire_strategy, j.trigger_status AS trigger_status, \
+             j.executor_handler AS executor_handler \
+             FROM fire_claim c LEFT JOIN job_info j ON j.id = c.job_id \
+             WHERE c.owner IN ({}) ORDER BY c.fire_time LIMIT ?",
+            marks(owners.len())
+        );
+        let mut orphans = Vec::new();
+        on_tx!(self, &sql, |tx, stmt| {
+            let mut q = sqlx::query(stmt).persistent(false);
+            for owner in &owners {
+                q = q.bind(owner);
+            }
+            for row in q.bind(limit).fetch_all(&mut **tx).await? {
+                orphans.push(orphan_from_row(&row)?);
+            }
+        });
+        for chunk in orphans.chunks_mut(CHUNK) {
+            let condition = keys_condition(chunk.len(), "job_id", "fire_time");
+            let adopt = format!("UPDATE fire_claim SET owner = ? WHERE {condition}");
+            on_tx!(self, &adopt, |tx, stmt| {
+                let mut q = sqlx::query(stmt).persistent(false).bind(me);
+                for o in chunk.iter() {
+                    q = q.bind(o.key.job_id).bind(o.key.fire_time);
+                }
+                q.execute(&mut **tx).await?;
+            });
+            let runs = format!(
+                "SELECT id, job_id, schedule_time, trigger_code FROM job_log \
+                 WHERE trigger_type IN ('CRON', 'MISFIRE') AND ({})",
+                keys_condition(chunk.len(), "job_id", "schedule_time")
+            );
+            on_tx!(self, &runs, |tx, stmt| {
+                let mut q = sqlx::query(stmt).persistent(false);
+                for o in chunk.iter() {
+                    q = q.bind(o.key.job_id).bind(o.key.fire_time);
+                }
+                for row in q.fetch_all(&mut **tx).await? {
+                    let key = ClaimKey {
+                        job_id: row.int("job_id")?,
+                        fire_time: row.long("schedule_time")?,
+                    };
+                    let run = (row.long("id")?, row.int("trigger_code")?);
+                    if let Some(o) = chunk.iter_mut().find(|o| o.key == key) {
+                        o.runs.push(run);
+                    }
+                }
+            });
+        }
+        if owners.len() > 1 {
+            let gone = format!(
+                "DELETE FROM admin_node WHERE id IN ({}) \
+                 AND NOT EXISTS (SELECT 1 FROM fire_claim c WHERE c.owner = admin_node.id)",
+                marks(owners.len() - 1)
+            );
+            on_tx!(self, &gone, |tx, stmt| {
+                let mut q = sqlx::query(stmt).persistent(false);
+                for owner in &owners[1..] {
+                    q = q.bind(owner);
+                }
+                q.execute(&mut **tx).await?;
+            });
+        }
+        Ok(orphans)
+    }
+
+    /// Forgets fire times inside the pass (taken over, but done or never to fire).
+    pub async fn release_claims(&mut self, keys: &[ClaimKey]) -> StoreResult<()> {
+        for chunk in keys.chunks(CHUNK) {
+            let sql = format!(
+                "DELETE FROM fire_claim WHERE {}",
+                keys_condition(chunk.len(), "job_id", "fire_time")
+            );
+            on_tx!(self, &sql, |tx, stmt| {
+                let mut q = sqlx::query(stmt).persistent(false);
+                for k in chunk {
+                    q = q.bind(k.job_id).bind(k.fire_time);
+                }
+                q.execute(&mut **tx).await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Closes run rows whose call's outcome was never written (their admin stopped), saying
+    /// why; no alarm or retry follows, since the fire is dispatched again.
+    pub async fn close_unrecorded_runs(&mut self, ids: &[i64], why: &str) -> StoreResult<()> {
+        for chunk in ids.chunks(CHUNK) {
+            let sql = format!(
+                "UPDATE job_log SET trigger_code = 500, trigger_msg = ?, alarm_status = {} \
+                 WHERE trigger_code = 0 AND id IN ({})",
+                alarm_status::NOT_NEEDED,
+                marks(chunk.len())
+            );
+            on_tx!(self, &sql, |tx, stmt| {
+                let mut q = sqlx::query(stmt).persistent(false).bind(why);
+                for id in chunk {
+                    q = q.bind(*id);
+                }
+                q.execute(&mut **tx).await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the run row of a taken-over fire that is not fired (too late, misfire strategy
+    /// DO_NOTHING): failed to trigger, with `why`, and no alarm or retry.
+    pub async fn record_unfired(
+        &mut self,
+        fire: &OrphanFire,
+        job: &ClaimJob,
+        now: i64,
+        why: &str,
+    ) -> StoreResult<()> {
+        let sql = format!(
+            "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, executor_handler, \
+             trigger_time, trigger_code, trigger_msg, alarm_status) VALUES (?, ?, ?, ?, ?, ?, 500, ?, {})",
+            alarm_status::NOT_NEEDED
+        );
+        on_tx!(self, &sql, |tx, stmt| sqlx::query(stmt)
+            .bind(job.job_group)
+            .bind(fire.key.job_id)
+            .bind(fire.trigger_type.as_str())
+            .bind(fire.key.fire_time)
+            .bind(&job.executor_handler)
+            .bind(now)
+            .bind(why)
+            .execute(&mut **tx)
+            .await
+            .map(|_| ())?);
+        Ok(())
+    }
+}
+
+fn orphan_from_row(row: &impl RowExt) -> StoreResult<OrphanFire> {
+    let job_id = row.int("job_id")?;
+    let trigger_type = row
+        .text("trigger_type")?
+        .parse()
+        .map_err(|e| StoreError::Corrupt {
+            table: "fire_claim",
+            id: job_id.into(),
+            detail: format!("{e}"),
+        })?;
+    let job = match row.opt_int("id")? {
+        Some(_) => Some(ClaimJob {
+            job_group: row.int("job_group")?,
+            misfire_strategy: parse_column(row, job_id, "misfire_strategy")?,
+            running: row.int("trigger_status")? == TRIGGER_STATUS_RUNNING,
+            executor_handler: row.text("executor_handler")?,
+        }),
+        None => None,
+    };
+    Ok(OrphanFire {
+        key: ClaimKey {
+            job_id,
+            fire_time: row.long("fire_time")?,
+        },
+        trigger_type,
+        from: row.text("owner")?,
+        job,
+        runs: Vec::new(),
+    })
+}

@@ -1,0 +1,213 @@
+//! Three admin processes on one PostgreSQL or MySQL database, 200 jobs firing every second;
+//! one admin is stopped (SIGKILL or SIGTERM) 15 s in and started again at 25 s; and a lone
+//! admin killed and restarted 2 s later. Read from the database afterwards: every (job, second)
+//! of the 40 s window has exactly one run that reached an executor, none late by more than the
+//! limit.
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
+use jobwheel::model::{AddressType, JobGroup, ScheduleType, TRIGGER_STATUS_RUNNING};
+use jobwheel::store::{Backend, LogFilter};
+
+use crate::engine_support::job;
+use crate::kit::{Behaviour, FakeExecutor, TestDb};
+
+const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
+const TOKEN: &str = "cluster-test-token-0123456789";
+const JOBS: usize = 200;
+const WINDOW_SECS: i64 = 40;
+const STOP_AT_SECS: i64 = 15;
+
+/// How the middle admin is stopped.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stop {
+    Kill,
+    Term,
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
+    Command::new(BIN)
+        .args(["admin", "--bind", &format!("127.0.0.1:{port}")])
+        .args(["--database-url", url, "--access-token", TOKEN])
+        .current_dir(dir)
+        .env("RUST_LOG", "warn,jobwheel=info")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start an admin")
+}
+
+async fn wait_healthy(port: u16) {
+    let client = awc::Client::default();
+    for _ in 0..300 {
+        let url = format!("http://127.0.0.1:{port}/healthz");
+        if let Ok(res) = client.get(url).send().await {
+            if res.status().is_success() {
+                return;
+            }
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the admin on port {port} did not become healthy");
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .expect("send a signal");
+    assert!(status.success());
+}
+
+/// `admins` admins on `backend`; the second (or the only one) is stopped at 15 s and started
+/// again `restart_after` seconds later.
+async fn one_admin_stops(backend: Backend, admins: usize, stop: Stop, restart_after: i64) {
+    let Some(db) = TestDb::create(backend).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ports: Vec<u16> = (0..admins).map(|_| free_port()).collect();
+    let stopped = admins.min(2) - 1;
+    let first = format!("http://127.0.0.1:{}", ports[0]);
+    // results are not posted: the test reads trigger outcomes, and a callback per run (real
+    // executors batch them) would only load the first admin
+    let executor = FakeExecutor::start(&first, TOKEN, Behaviour::without_results());
+    let group = db
+        .store
+        .insert_group(&JobGroup {
+            id: 0,
+            app_name: "cluster".into(),
+            title: "cluster".into(),
+            address_type: AddressType::Manual,
+            address_list: vec![executor.address.clone()],
+            access_token: None,
+            update_time: now_ms(),
+        })
+        .await
+        .expect("group");
+    // the first admin migrates and creates the first user alone, then the others join
+    let mut children: Vec<Child> = vec![start_admin(&db.url, ports[0], dir.path(), "a0")];
+    wait_healthy(ports[0]).await;
+    for (i, &port) in ports.iter().enumerate().skip(1) {
+        children.push(start_admin(&db.url, port, dir.path(), &format!("a{i}")));
+        wait_healthy(port).await;
+    }
+    // every admin has beaten for a while before the window opens, so take-overs are allowed
+    let start = (now_ms() / 1_000 + 8) * 1_000;
+    let mut jobs = Vec::with_capacity(JOBS);
+    for i in 0..JOBS {
+        let mut j = job(group, &format!("every second {i}"), "demoJobHandler");
+        j.schedule_type = ScheduleType::Cron;
+        j.schedule_conf = "* * * * * ?".into();
+        j.trigger_status = TRIGGER_STATUS_RUNNING;
+        j.trigger_next_time = start;
+        jobs.push(j);
+    }
+    db.store.insert_jobs_bulk(&jobs).await.expect("jobs");
+
+    sleep_until_epoch_ms(start + STOP_AT_SECS * 1_000).await;
+    match stop {
+        Stop::Kill => children[stopped].kill().expect("SIGKILL"),
+        Stop::Term => signal(&children[stopped], "-TERM"),
+    }
+    let stopped_at = std::time::Instant::now();
+    let status = children[stopped].wait().expect("the stopped admin exits");
+    let exit_took = stopped_at.elapsed();
+    sleep_until_epoch_ms(start + (STOP_AT_SECS + restart_after) * 1_000).await;
+    let name = format!("a{stopped}-again");
+    children[stopped] = start_admin(&db.url, ports[stopped], dir.path(), &name);
+    // the window's last fires, plus time for a late one and its outcome
+    sleep_until_epoch_ms(start + (WINDOW_SECS + 12) * 1_000).await;
+    for child in &mut children {
+        signal(child, "-TERM");
+    }
+    for child in &mut children {
+        let _ = child.wait();
+    }
+
+    let (_, logs) = db
+        .store
+        .list_logs(&LogFilter {
+            limit: 1_000_000,
+            ..Default::default()
+        })
+        .await
+        .expect("runs");
+    let end = start + WINDOW_SECS * 1_000;
+    let mut reached: HashMap<(i32, i64), usize> = HashMap::new();
+    let mut latest = 0;
+    for log in logs.iter().filter(|l| l.trigger_code == 200) {
+        if (start..end).contains(&log.schedule_time) {
+            *reached.entry((log.job_id, log.schedule_time)).or_default() += 1;
+            latest = latest.max(log.trigger_time - log.schedule_time);
+        }
+    }
+    let duplicates = reached.values().filter(|&&n| n > 1).count();
+    let expected = JOBS * WINDOW_SECS as usize;
+    let missing = expected - reached.len();
+    let received = executor.received().len();
+    let closed = logs
+        .iter()
+        .filter(|l| l.trigger_code == 500 && (start..end).contains(&l.schedule_time))
+        .count();
+    eprintln!(
+        "{admins} admin(s) on {}, {stop:?} at {STOP_AT_SECS} s (exit {status}, after {exit_took:?}), restarted {restart_after} s later: {expected} fires expected, {} reached an executor, {duplicates} duplicate(s), {missing} missing, latest {latest} ms late; {closed} run(s) closed unrecorded; the executor received {received} call(s)",
+        backend.name(),
+        reached.len()
+    );
+    let limit = match stop {
+        Stop::Kill => 10_000,
+        Stop::Term => 2_000,
+    };
+    if duplicates > 0 || missing > 0 || latest > limit {
+        let kept = dir.keep();
+        panic!(
+            "{duplicates} duplicate(s), {missing} missing, latest {latest} ms (limit {limit}); the admins' logs are in {}",
+            kept.display()
+        );
+    }
+    if stop == Stop::Term {
+        assert!(
+            status.success(),
+            "a SIGTERM ends the admin cleanly: {status}"
+        );
+        assert!(exit_took < Duration::from_secs(15), "took {exit_took:?}");
+    }
+    db.drop_db().await;
+}
+
+#[actix_web::test]
+async fn postgres_admin_killed_loses_no_fire() {
+    one_admin_stops(Backend::Postgres, 3, Stop::Kill, 10).await;
+}
+
+#[actix_web::test]
+async fn mysql_admin_killed_loses_no_fire() {
+    one_admin_stops(Backend::MySql, 3, Stop::Kill, 10).await;
+}
+
+#[actix_web::test]
+async fn postgres_admin_stopped_hands_over_on_time() {
+    one_admin_stops(Backend::Postgres, 3, Stop::Term, 10).await;
+}
+
+#[actix_web::test]
+async fn mysql_admin_stopped_hands_over_on_time() {
+    one_admin_stops(Backend::MySql, 3, Stop::Term, 10).await;
+}
+
+#[actix_web::test]
+async fn a_lone_admin_restarted_after_a_crash_fires_what_it_had_claimed() {
+    one_admin_stops(Backend::Sqlite, 1, Stop::Kill, 2).await;
+}

@@ -1,0 +1,91 @@
+//! Claimed fire times and the admins that hold them, on every backend.
+
+use jobwheel::model::{MisfireStrategy, TriggerType};
+use jobwheel::store::ClaimKey;
+
+use crate::kit::db::cron_log;
+use crate::store::{accepted, job, new_group};
+
+fn at(job_id: i32, fire_time: i64) -> ClaimKey {
+    ClaimKey { job_id, fire_time }
+}
+
+backends!(db: a_dead_admins_claims_are_taken_over_once, |db| {
+    let s = &db.store;
+    let g = new_group(s, "claims").await;
+    let j = s.insert_job(&job(g, "j")).await.unwrap();
+    s.beat_node("dead", "http://a:1", 0, 1_000).await.unwrap();
+    s.beat_node("live", "http://b:1", 0, 100_000).await.unwrap();
+    let mut tx = s.begin_schedule().await.unwrap();
+    let cron = TriggerType::Cron;
+    tx.insert_claims("dead", &[(at(j, 50_000), cron), (at(j, 51_000), cron)])
+        .await
+        .unwrap();
+    tx.insert_claims("live", &[(at(j, 52_000), cron)]).await.unwrap();
+    tx.commit().await.unwrap();
+    // the first fire reached its executor before its admin died
+    let done = s.insert_log(&cron_log(g, j, 50_000)).await.unwrap();
+    s.set_trigger_outcome(done, &accepted("http://e:1/")).await.unwrap();
+
+    let mut tx = s.begin_schedule().await.unwrap();
+    let orphans = tx.take_over_claims("live", 95_000, 100).await.unwrap();
+    tx.commit().await.unwrap();
+    let keys: Vec<ClaimKey> = orphans.iter().map(|o| o.key).collect();
+    assert_eq!(keys, vec![at(j, 50_000), at(j, 51_000)]);
+    assert!(orphans.iter().all(|o| o.from == "dead" && o.trigger_type == cron));
+    assert_eq!(orphans[0].runs, vec![(done, 200)]);
+    assert!(orphans[1].runs.is_empty());
+    let claim_job = orphans[0].job.as_ref().expect("the job exists");
+    assert_eq!(claim_job.job_group, g);
+    assert_eq!(claim_job.misfire_strategy, MisfireStrategy::DoNothing);
+    assert_eq!(s.claims_of("live").await.unwrap().len(), 3);
+    assert!(s.claims_of("dead").await.unwrap().is_empty());
+
+    // taken once: a second look finds nothing, and the dead admin's row is gone
+    let mut tx = s.begin_schedule().await.unwrap();
+    assert!(tx.take_over_claims("other", 95_000, 100).await.unwrap().is_empty());
+    tx.commit().await.unwrap();
+    s.beat_node("dead", "http://a:1", 0, 1_000).await.unwrap();
+
+    s.release_claims(&[at(j, 50_000)]).await.unwrap();
+    assert_eq!(s.claims_of("live").await.unwrap().len(), 2);
+    // a graceful stop hands back what is left, for any admin to take at once
+    assert_eq!(s.leave_cluster("live").await.unwrap(), 2);
+    let mut tx = s.begin_schedule().await.unwrap();
+    let handed = tx.take_over_claims("other", 0, 100).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(handed.len(), 2);
+    assert!(handed.iter().all(|o| o.from.is_empty()));
+});
+
+backends!(db: runs_of_a_taken_over_fire_are_closed_or_recorded, |db| {
+    let s = &db.store;
+    let g = new_group(s, "closing").await;
+    let j = s.insert_job(&job(g, "j")).await.unwrap();
+    let open = s.insert_log(&cron_log(g, j, 7_000)).await.unwrap();
+    let mut tx = s.begin_schedule().await.unwrap();
+    tx.close_unrecorded_runs(&[open], "its admin stopped").await.unwrap();
+    tx.insert_claims("x", &[(at(j, 9_000), TriggerType::Cron)]).await.unwrap();
+    let orphans = tx.take_over_claims("me", 0, 10).await.unwrap();
+    assert!(orphans.is_empty(), "an admin that never beat is not known dead");
+    tx.commit().await.unwrap();
+    s.beat_node("x", "", 0, 1_000).await.unwrap();
+    let mut tx = s.begin_schedule().await.unwrap();
+    let orphans = tx.take_over_claims("me", 2_000, 10).await.unwrap();
+    assert_eq!(orphans.len(), 1);
+    let claim_job = orphans[0].job.clone().expect("job");
+    tx.record_unfired(&orphans[0], &claim_job, 20_000, "not fired: too late").await.unwrap();
+    tx.release_claims(&[orphans[0].key]).await.unwrap();
+    tx.commit().await.unwrap();
+    let closed = s.get_log(open).await.unwrap().unwrap();
+    assert_eq!((closed.trigger_code, closed.alarm_status), (500, 1));
+    assert_eq!(closed.trigger_msg.as_deref(), Some("its admin stopped"));
+    let (_, logs) = s
+        .list_logs(&jobwheel::store::LogFilter { job_id: Some(j), limit: 10, ..Default::default() })
+        .await
+        .unwrap();
+    let unfired = logs.iter().find(|l| l.schedule_time == 9_000).expect("a row for the fire");
+    assert_eq!((unfired.trigger_code, unfired.alarm_status), (500, 1));
+    assert_eq!(unfired.trigger_msg.as_deref(), Some("not fired: too late"));
+    assert!(s.claims_of("me").await.unwrap().is_empty());
+});
