@@ -12,16 +12,14 @@ use std::time::Duration;
 
 use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
 use jobwheel::model::{AddressType, JobGroup, ScheduleType, TRIGGER_STATUS_RUNNING};
-use jobwheel::store::{Backend, LogFilter};
+use jobwheel::store::{Backend, LogFilter, Store};
 
 use crate::engine_support::job;
-use crate::kit::{Behaviour, FakeExecutor, TestDb};
+use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
 const TOKEN: &str = "cluster-test-token-0123456789";
 const JOBS: usize = 200;
-const WINDOW_SECS: i64 = 40;
-const STOP_AT_SECS: i64 = 15;
 
 /// How the middle admin is stopped.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -70,9 +68,82 @@ fn signal(child: &Child, sig: &str) {
     assert!(status.success());
 }
 
-/// `admins` admins on `backend`; the second (or the only one) is stopped at 15 s and started
-/// again `restart_after` seconds later.
-async fn one_admin_stops(backend: Backend, admins: usize, stop: Stop, restart_after: i64) {
+/// What the database says of the window's fires.
+struct Tally {
+    /// Runs that reached an executor (trigger code 200), per (job, fire time).
+    reached: HashMap<(i32, i64), usize>,
+    /// The latest of them: trigger time minus fire time, ms.
+    latest: i64,
+    /// Runs closed because their admin died before recording the call's outcome.
+    closed: usize,
+}
+
+async fn tally(store: &Store, start: i64, end: i64) -> Tally {
+    let (_, logs) = store
+        .list_logs(&LogFilter {
+            limit: 1_000_000,
+            ..Default::default()
+        })
+        .await
+        .expect("runs");
+    let mut tally = Tally {
+        reached: HashMap::new(),
+        latest: 0,
+        closed: 0,
+    };
+    for log in logs
+        .iter()
+        .filter(|l| (start..end).contains(&l.schedule_time))
+    {
+        match log.trigger_code {
+            200 => {
+                *tally
+                    .reached
+                    .entry((log.job_id, log.schedule_time))
+                    .or_default() += 1;
+                tally.latest = tally.latest.max(log.trigger_time - log.schedule_time);
+            }
+            500 => tally.closed += 1,
+            _ => {}
+        }
+    }
+    tally
+}
+
+/// What happens to whom, and when (seconds from the first fire).
+struct Scenario {
+    backend: Backend,
+    admins: usize,
+    /// How the second admin (or the only one) is stopped.
+    stop: Stop,
+    stop_at: i64,
+    restart_after: i64,
+    /// The fires counted: this many seconds of them.
+    window: i64,
+}
+
+/// The scenario: 3 admins, the second stopped at 15 s and started again at 25 s, 40 s
+/// of fires counted.
+fn three_admins(backend: Backend, stop: Stop) -> Scenario {
+    Scenario {
+        backend,
+        admins: 3,
+        stop,
+        stop_at: 15,
+        restart_after: 10,
+        window: 40,
+    }
+}
+
+async fn one_admin_stops(scenario: Scenario) {
+    let Scenario {
+        backend,
+        admins,
+        stop,
+        stop_at,
+        restart_after,
+        window,
+    } = scenario;
     let Some(db) = TestDb::create(backend).await else {
         return;
     };
@@ -116,7 +187,7 @@ async fn one_admin_stops(backend: Backend, admins: usize, stop: Stop, restart_af
     }
     db.store.insert_jobs_bulk(&jobs).await.expect("jobs");
 
-    sleep_until_epoch_ms(start + STOP_AT_SECS * 1_000).await;
+    sleep_until_epoch_ms(start + stop_at * 1_000).await;
     match stop {
         Stop::Kill => children[stopped].kill().expect("SIGKILL"),
         Stop::Term => signal(&children[stopped], "-TERM"),
@@ -124,11 +195,17 @@ async fn one_admin_stops(backend: Backend, admins: usize, stop: Stop, restart_af
     let stopped_at = std::time::Instant::now();
     let status = children[stopped].wait().expect("the stopped admin exits");
     let exit_took = stopped_at.elapsed();
-    sleep_until_epoch_ms(start + (STOP_AT_SECS + restart_after) * 1_000).await;
+    sleep_until_epoch_ms(start + (stop_at + restart_after) * 1_000).await;
     let name = format!("a{stopped}-again");
     children[stopped] = start_admin(&db.url, ports[stopped], dir.path(), &name);
-    // the window's last fires, plus time for a late one and its outcome
-    sleep_until_epoch_ms(start + (WINDOW_SECS + 12) * 1_000).await;
+    // until every fire of the window has reached the executor, or a late one could no longer
+    let end = start + window * 1_000;
+    let deadline = Duration::from_millis((end + 12_000 - now_ms()).max(0) as u64);
+    wait_for(deadline, || async {
+        let reached = tally(&db.store, start, end).await.reached.len();
+        (now_ms() > end + 1_000 && reached >= JOBS * window as usize).then_some(())
+    })
+    .await;
     for child in &mut children {
         signal(child, "-TERM");
     }
@@ -136,33 +213,17 @@ async fn one_admin_stops(backend: Backend, admins: usize, stop: Stop, restart_af
         let _ = child.wait();
     }
 
-    let (_, logs) = db
-        .store
-        .list_logs(&LogFilter {
-            limit: 1_000_000,
-            ..Default::default()
-        })
-        .await
-        .expect("runs");
-    let end = start + WINDOW_SECS * 1_000;
-    let mut reached: HashMap<(i32, i64), usize> = HashMap::new();
-    let mut latest = 0;
-    for log in logs.iter().filter(|l| l.trigger_code == 200) {
-        if (start..end).contains(&log.schedule_time) {
-            *reached.entry((log.job_id, log.schedule_time)).or_default() += 1;
-            latest = latest.max(log.trigger_time - log.schedule_time);
-        }
-    }
+    let Tally {
+        reached,
+        latest,
+        closed,
+    } = tally(&db.store, start, end).await;
     let duplicates = reached.values().filter(|&&n| n > 1).count();
-    let expected = JOBS * WINDOW_SECS as usize;
+    let expected = JOBS * window as usize;
     let missing = expected - reached.len();
     let received = executor.received().len();
-    let closed = logs
-        .iter()
-        .filter(|l| l.trigger_code == 500 && (start..end).contains(&l.schedule_time))
-        .count();
     eprintln!(
-        "{admins} admin(s) on {}, {stop:?} at {STOP_AT_SECS} s (exit {status}, after {exit_took:?}), restarted {restart_after} s later: {expected} fires expected, {} reached an executor, {duplicates} duplicate(s), {missing} missing, latest {latest} ms late; {closed} run(s) closed unrecorded; the executor received {received} call(s)",
+        "{admins} admin(s) on {}, {stop:?} at {stop_at} s (exit {status}, after {exit_took:?}), restarted {restart_after} s later: {expected} fires expected, {} reached an executor, {duplicates} duplicate(s), {missing} missing, latest {latest} ms late; {closed} run(s) with trigger code 500 (closed unrecorded, or not fired); the executor received {received} call(s)",
         backend.name(),
         reached.len()
     );
@@ -189,25 +250,33 @@ async fn one_admin_stops(backend: Backend, admins: usize, stop: Stop, restart_af
 
 #[actix_web::test]
 async fn postgres_admin_killed_loses_no_fire() {
-    one_admin_stops(Backend::Postgres, 3, Stop::Kill, 10).await;
+    one_admin_stops(three_admins(Backend::Postgres, Stop::Kill)).await;
 }
 
 #[actix_web::test]
 async fn mysql_admin_killed_loses_no_fire() {
-    one_admin_stops(Backend::MySql, 3, Stop::Kill, 10).await;
+    one_admin_stops(three_admins(Backend::MySql, Stop::Kill)).await;
 }
 
 #[actix_web::test]
 async fn postgres_admin_stopped_hands_over_on_time() {
-    one_admin_stops(Backend::Postgres, 3, Stop::Term, 10).await;
+    one_admin_stops(three_admins(Backend::Postgres, Stop::Term)).await;
 }
 
 #[actix_web::test]
 async fn mysql_admin_stopped_hands_over_on_time() {
-    one_admin_stops(Backend::MySql, 3, Stop::Term, 10).await;
+    one_admin_stops(three_admins(Backend::MySql, Stop::Term)).await;
 }
 
 #[actix_web::test]
 async fn a_lone_admin_restarted_after_a_crash_fires_what_it_had_claimed() {
-    one_admin_stops(Backend::Sqlite, 1, Stop::Kill, 2).await;
+    one_admin_stops(Scenario {
+        backend: Backend::Sqlite,
+        admins: 1,
+        stop: Stop::Kill,
+        stop_at: 6,
+        restart_after: 2,
+        window: 20,
+    })
+    .await;
 }
