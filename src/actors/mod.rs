@@ -31,6 +31,8 @@ pub mod result_sender;
 #[cfg(feature = "admin")]
 pub mod call_gauge;
 #[cfg(feature = "admin")]
+pub mod db_retry;
+#[cfg(feature = "admin")]
 pub mod dispatch;
 #[cfg(feature = "admin")]
 pub mod monitor;

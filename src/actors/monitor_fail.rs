@@ -331,7 +331,8 @@ impl FailMonitor {
                         Err(e) => {
                             act.failures += 1;
                             let delay = backoff(act.interval, act.failures);
-                            log::error!(
+                            log::log!(
+                                act.store.failure_level(log::Level::Error),
                                 "fail monitor pass failed ({} in a row), retrying in {delay:?}: {e}",
                                 act.failures
                             );

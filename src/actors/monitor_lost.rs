@@ -190,7 +190,8 @@ impl LostResultMonitor {
                         Err(e) => {
                             act.failures += 1;
                             let delay = backoff(act.interval, act.failures);
-                            log::error!(
+                            log::log!(
+                                act.env.store.failure_level(log::Level::Error),
                                 "lost-result pass failed ({} in a row), retrying in {delay:?}: {e}",
                                 act.failures
                             );

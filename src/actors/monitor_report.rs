@@ -187,7 +187,8 @@ impl LogReportActor {
                     Err(e) => {
                         act.failures += 1;
                         let delay = backoff(act.settings.report_interval, act.failures);
-                        log::error!(
+                        log::log!(
+                            act.store.failure_level(log::Level::Error),
                             "log report pass failed ({} in a row), retrying in {delay:?}: {e}",
                             act.failures
                         );

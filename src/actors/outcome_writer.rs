@@ -19,8 +19,9 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use super::call_gauge::{CallGauge, InFlight};
+use super::db_retry::until_written;
 use crate::model::TriggerOutcome;
-use crate::store::{ActorStore, ClaimKey};
+use crate::store::{ActorStore, ClaimKey, Store, StoreResult};
 
 /// The longest an outcome waits for the calls still in flight before it is written anyway.
 const GATHER_MAX: Duration = Duration::from_millis(200);
@@ -100,22 +101,47 @@ impl OutcomeWriter {
             return;
         }
         let count = rows.len();
-        // claims go even when the outcomes could not be written: the calls were made
         let written = self
             .store
             .run(move |s| async move {
-                let written = s.set_trigger_outcomes(&rows).await;
-                let released = s.release_claims(&claims).await;
-                written.and(released)
+                let started = std::time::Instant::now();
+                let written = write(&s, &rows, &claims).await;
+                s.availability().observe(&written, started);
+                Ok((written, rows, claims))
             })
             .await;
-        if let Err(e) = written {
-            log::error!("cannot record the outcomes of {count} trigger(s): {e}");
+        match written {
+            Ok((Ok(()), _, _)) => {}
+            // the calls were made: their outcomes wait for the database rather than being lost
+            Ok((Err(e), rows, claims)) if e.is_outage() => {
+                log::debug!("outcomes of {count} trigger(s) not written yet: {e}");
+                let what = format!("the outcomes of {count} trigger(s)");
+                let (rows, claims) = (Arc::new(rows), Arc::new(claims));
+                until_written(&self.store, what, move |s| {
+                    let (rows, claims) = (rows.clone(), claims.clone());
+                    async move { write(&s, &rows, &claims).await }
+                });
+            }
+            Ok((Err(e), _, _)) | Err(e) => {
+                log::error!("cannot record the outcomes of {count} trigger(s): {e}")
+            }
         }
         for w in waiters {
             let _ = w.send(());
         }
     }
+}
+
+/// Writes the outcomes and forgets the claims of their fires; the claims go even when the
+/// outcomes are refused, since the calls were made.
+async fn write(
+    store: &Store,
+    rows: &[(i64, TriggerOutcome)],
+    claims: &[ClaimKey],
+) -> StoreResult<()> {
+    let written = store.set_trigger_outcomes(rows).await;
+    let released = store.release_claims(claims).await;
+    written.and(released)
 }
 
 #[cfg(test)]

@@ -91,7 +91,11 @@ impl Handler<Tick> for RegistryActor {
         Box::pin(
             async move {
                 if let Err(e) = store.run(|s| async move { refresh_all(&s).await }).await {
-                    log::error!("registry monitor pass failed (retried next pass): {e}")
+                    let level = store.failure_level(log::Level::Error);
+                    log::log!(
+                        level,
+                        "registry monitor pass failed (retried next pass): {e}"
+                    )
                 }
             }
             .into_actor(self),

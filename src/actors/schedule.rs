@@ -11,6 +11,7 @@
 //! pass first takes over the claims of admins that stopped beating ([`super::takeover`]), so a
 //! claimed fire is dispatched even when its admin dies before its time.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,8 +38,9 @@ const MAX_FIRES_PER_JOB: usize = 64;
 /// so its writes compete with neither. Any point works for correctness, as a pass reads
 /// [`PRE_READ_MS`] ahead.
 const PASS_AT_MS: i64 = 250;
-/// Longest wait between retries after database errors.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Longest wait between retries after database errors: short, so that scheduling resumes
+/// within seconds of the database's return (a failed pass costs one query).
+const MAX_BACKOFF: Duration = Duration::from_secs(4);
 
 /// Stop pre-reading (graceful shutdown); what is in the ring still fires.
 #[derive(Message, Debug)]
@@ -168,7 +170,8 @@ impl ScheduleActor {
                 Err(e) => {
                     act.failures += 1;
                     let backoff = Duration::from_secs(1u64 << act.failures.min(5)).min(MAX_BACKOFF);
-                    log::error!(
+                    log::log!(
+                        act.store.failure_level(log::Level::Error),
                         "schedule pass failed ({} in a row), retrying in {:?}: {e}",
                         act.failures,
                         backoff
@@ -258,10 +261,18 @@ pub async fn pre_read(
         planned.push(fires);
     }
     let claimed = tx.claim_all(&updates).await?;
+    // a job whose taken-over fires include its one catch-up does not catch up twice
+    let caught_up: HashSet<i32> = fires
+        .iter()
+        .filter(|f| f.trigger_type == TriggerType::Misfire)
+        .map(|f| f.job_id)
+        .collect();
     let mut new_fires = Vec::new();
     for ((job, ok), job_fires) in jobs.iter().zip(claimed).zip(planned) {
         if ok {
-            new_fires.extend(job_fires);
+            let again =
+                |f: &Fire| f.trigger_type == TriggerType::Misfire && caught_up.contains(&f.job_id);
+            new_fires.extend(job_fires.into_iter().filter(|f| !again(f)));
         } else {
             log::debug!(
                 "job {}: fire time {} claimed elsewhere",
@@ -276,12 +287,43 @@ pub async fn pre_read(
         .collect();
     tx.insert_claims(node.id, &claims).await?;
     tx.commit().await?;
+    log_misfires(&jobs, now);
     fires.extend(new_fires);
     Ok(PassResult {
         fires,
         read: jobs.len(),
         taken_over,
     })
+}
+
+/// Whether `job`'s next fire time is too late to fire as scheduled.
+fn misfired(job: &DueJob, now: i64) -> bool {
+    now > job.trigger_next_time + MISFIRE_AFTER_MS
+}
+
+/// One line for the misfires of a pass (after an outage or a pause they come by the thousand):
+/// how many per strategy and the first few jobs.
+fn log_misfires(jobs: &[DueJob], now: i64) {
+    let late: Vec<&DueJob> = jobs.iter().filter(|j| misfired(j, now)).collect();
+    if late.is_empty() {
+        return;
+    }
+    let once_now = late
+        .iter()
+        .filter(|j| j.misfire_strategy == MisfireStrategy::FireOnceNow)
+        .count();
+    let first: Vec<String> = late.iter().take(5).map(|j| j.id.to_string()).collect();
+    let more = if late.len() > first.len() {
+        ", …"
+    } else {
+        ""
+    };
+    log::warn!(
+        "{} job(s) misfired, their fire times more than {MISFIRE_AFTER_MS} ms past: {} skipped (DO_NOTHING), {once_now} fired once now (FIRE_ONCE_NOW); jobs {}{more}",
+        late.len(),
+        late.len() - once_now,
+        first.join(", ")
+    );
 }
 
 /// Milliseconds from `now` to [`PASS_AT_MS`] into the next second.
@@ -329,8 +371,8 @@ pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<
     let mut last = job.trigger_last_time;
     let mut next = Some(job.trigger_next_time);
 
-    if now > job.trigger_next_time + MISFIRE_AFTER_MS {
-        log::warn!(
+    if misfired(job, now) {
+        log::debug!(
             "job {} misfired: fire time {} is {} ms past ({})",
             job.id,
             job.trigger_next_time,

@@ -49,6 +49,7 @@ pub fn plan_takeover(orphans: &[OrphanFire], now: i64) -> TakeoverPlan {
         let trigger_type = if !too_late {
             o.trigger_type
         } else if job.misfire_strategy == MisfireStrategy::FireOnceNow
+            && !job.caught_up
             && caught_up.insert(o.key.job_id)
         {
             TriggerType::Misfire
@@ -98,8 +99,12 @@ pub async fn take_over(
     for &i in &plan.unfired {
         let o = &orphans[i];
         if let Some(job) = &o.job {
+            let since = match job.caught_up {
+                true => "; the job has fired once since",
+                false => "",
+            };
             let why = format!(
-                "Not fired: its admin stopped before dispatching it and it was {} s late when admin {node} took it over (misfire strategy {}).",
+                "Not fired: its admin did not dispatch it and it was {} s late when admin {node} took it over (misfire strategy {}{since}).",
                 (now - o.key.fire_time) / 1_000,
                 job.misfire_strategy
             );
@@ -131,6 +136,7 @@ mod tests {
                 misfire_strategy: strategy,
                 running: true,
                 executor_handler: "h".into(),
+                caught_up: false,
             }),
             runs: Vec::new(),
         }
@@ -173,6 +179,19 @@ mod tests {
             (plan.fire[0].job_id, plan.fire[0].trigger_type),
             (2, TriggerType::Misfire)
         );
+    }
+
+    #[test]
+    fn a_job_that_caught_up_since_does_not_fire_once_more() {
+        let mut fire = orphan(
+            1,
+            TAKEOVER_MISFIRE_AFTER_MS + 1,
+            MisfireStrategy::FireOnceNow,
+        );
+        fire.job.as_mut().unwrap().caught_up = true;
+        let plan = plan_takeover(&[fire], NOW);
+        assert!(plan.fire.is_empty());
+        assert_eq!(plan.unfired, vec![0]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use actix::Message;
 use chrono_tz::Tz;
 use tokio::sync::oneshot;
 
+use super::db_retry::until_written;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
 use crate::model::{
@@ -203,6 +204,7 @@ fn skipped(error: String) -> Prepared {
 /// Results are in the order of `triggers`; replies are left to the caller.
 pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool) -> Vec<Prepared> {
     let count = triggers.len();
+    let claims: Vec<ClaimKey> = triggers.iter().filter_map(Trigger::claim).collect();
     let result = env
         .store
         .run(move |store| async move { prepare_in_db(&store, triggers, ahead).await })
@@ -210,7 +212,17 @@ pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool
     match result {
         Ok(prepared) => prepared,
         Err(e) => {
-            log::error!("{count} trigger(s) failed: cannot prepare them: {e}");
+            let level = env.store.failure_level(log::Level::Error);
+            log::log!(level, "{count} trigger(s) failed: cannot prepare them: {e}");
+            // their fire times stay claimed by this live admin, which no one takes over:
+            // handed back, they follow the misfire rules at the next pass of any admin
+            if !claims.is_empty() {
+                let what = format!("{} claimed fire time(s) handed back", claims.len());
+                until_written(&env.store, what, move |s| {
+                    let claims = claims.clone();
+                    async move { s.hand_back_claims(&claims).await }
+                });
+            }
             (0..count).map(|_| skipped(e.to_string())).collect()
         }
     }

@@ -31,6 +31,9 @@ pub struct ClaimJob {
     pub running: bool,
     /// The job's handler (for that run row).
     pub executor_handler: String,
+    /// Whether a catch-up (MISFIRE) run of the job was triggered after this fire time, so a
+    /// FIRE_ONCE_NOW job has had its one late fire already.
+    pub caught_up: bool,
 }
 
 /// A fire time taken over from an admin that stopped before it was dispatched.
@@ -54,6 +57,14 @@ const CHUNK: usize = 200;
 /// `(job_id = ? AND fire_time = ?) OR …` for `n` keys (portable; row values are not).
 fn keys_condition(n: usize, job: &str, time: &str) -> String {
     vec![format!("({job} = ? AND {time} = ?)"); n].join(" OR ")
+}
+
+/// `action` restricted to the fire claims of `n` keys.
+fn for_keys(action: &str, n: usize) -> String {
+    format!(
+        "{action} WHERE {}",
+        keys_condition(n, "job_id", "fire_time")
+    )
 }
 
 /// `?, ?, …`: `n` placeholders.
@@ -96,11 +107,21 @@ impl Store {
 
     /// Forgets claimed fire times whose outcome is written (or that will never fire).
     pub async fn release_claims(&self, keys: &[ClaimKey]) -> StoreResult<()> {
+        self.on_claims("DELETE FROM fire_claim", keys).await
+    }
+
+    /// Gives up claimed fire times this admin could not dispatch (their trigger failed, the
+    /// database being down): with no owner, the next pass of any live admin takes them over
+    /// under the misfire rules.
+    pub async fn hand_back_claims(&self, keys: &[ClaimKey]) -> StoreResult<()> {
+        self.on_claims("UPDATE fire_claim SET owner = ''", keys)
+            .await
+    }
+
+    /// Runs `action` on the claims of `keys`, a chunk per statement.
+    async fn on_claims(&self, action: &str, keys: &[ClaimKey]) -> StoreResult<()> {
         for chunk in keys.chunks(CHUNK) {
-            let sql = self.sql(format!(
-                "DELETE FROM fire_claim WHERE {}",
-                keys_condition(chunk.len(), "job_id", "fire_time")
-            ));
+            let sql = self.sql(for_keys(action, chunk.len()));
             on_pool!(self, pool => {
                 let mut q = sqlx::query(&sql).persistent(false);
                 for k in chunk {
@@ -181,7 +202,10 @@ impl ScheduleTx {
             "SELECT c.job_id AS job_id, c.fire_time AS fire_time, c.trigger_type AS trigger_type, \
              c.owner AS owner, j.id AS id, j.job_group AS job_group, \
              j.misfire_strategy AS misfire_strategy, j.trigger_status AS trigger_status, \
-             j.executor_handler AS executor_handler \
+             j.executor_handler AS executor_handler, \
+             CASE WHEN EXISTS (SELECT 1 FROM job_log l WHERE l.job_id = c.job_id \
+               AND l.trigger_time > c.fire_time AND l.trigger_type = 'MISFIRE') \
+               THEN 1 ELSE 0 END AS caught_up \
              FROM fire_claim c LEFT JOIN job_info j ON j.id = c.job_id \
              WHERE c.owner IN ({}) ORDER BY c.fire_time LIMIT ?",
             marks(owners.len())
@@ -248,10 +272,7 @@ impl ScheduleTx {
     /// Forgets fire times inside the pass (taken over, but done or never to fire).
     pub async fn release_claims(&mut self, keys: &[ClaimKey]) -> StoreResult<()> {
         for chunk in keys.chunks(CHUNK) {
-            let sql = format!(
-                "DELETE FROM fire_claim WHERE {}",
-                keys_condition(chunk.len(), "job_id", "fire_time")
-            );
+            let sql = for_keys("DELETE FROM fire_claim", chunk.len());
             on_tx!(self, &sql, |tx, stmt| {
                 let mut q = sqlx::query(stmt).persistent(false);
                 for k in chunk {
@@ -329,6 +350,7 @@ fn orphan_from_row(row: &impl RowExt) -> StoreResult<OrphanFire> {
             misfire_strategy: parse_column(row, job_id, "misfire_strategy")?,
             running: row.int("trigger_status")? == TRIGGER_STATUS_RUNNING,
             executor_handler: row.text("executor_handler")?,
+            caught_up: row.int("caught_up")? != 0,
         }),
         None => None,
     };

@@ -19,6 +19,7 @@ use sqlx::sqlite::{
 use sqlx::ConnectOptions as _;
 
 mod audit;
+mod availability;
 mod claims;
 mod dialect;
 mod glue;
@@ -37,6 +38,7 @@ mod sqlite_lib;
 mod users;
 
 pub use audit::AuditFilter;
+pub use availability::Availability;
 pub use claims::{ClaimJob, ClaimKey, OrphanFire};
 pub use groups::GroupToken;
 pub use jobs::JobFilter;
@@ -158,6 +160,8 @@ pub(crate) enum Db {
 #[derive(Clone)]
 pub struct Store {
     pub(crate) db: Db,
+    /// Whether the database answers, shared by every clone and [`Store::own_connection`].
+    availability: std::sync::Arc<Availability>,
 }
 
 /// Most connections of an SQLite pool (see [`Store::connect`]).
@@ -239,7 +243,10 @@ impl Store {
                 Db::MySql(pool)
             }
         };
-        Ok(Store { db })
+        Ok(Store {
+            db,
+            availability: Default::default(),
+        })
     }
 
     /// A pool of one connection to the same database, opened on first use, for work that must
@@ -266,7 +273,10 @@ impl Store {
                     .connect_lazy_with((*pool.connect_options()).clone()),
             ),
         };
-        Store { db }
+        Store {
+            db,
+            availability: self.availability.clone(),
+        }
     }
 
     /// Applies the backend's pending migrations; a second run changes nothing.
@@ -290,8 +300,19 @@ impl Store {
 
     /// Answers when the database answers a trivial query.
     pub async fn ping(&self) -> StoreResult<()> {
-        on_pool!(self, pool => { sqlx::query("SELECT 1").execute(pool).await?; });
-        Ok(())
+        let started = std::time::Instant::now();
+        let answer: StoreResult<()> = async {
+            on_pool!(self, pool => { sqlx::query("SELECT 1").execute(pool).await?; });
+            Ok(())
+        }
+        .await;
+        self.availability.observe(&answer, started);
+        answer
+    }
+
+    /// Whether the database answered the last call made through an [`ActorStore`] or a ping.
+    pub fn availability(&self) -> &Availability {
+        &self.availability
     }
 
     /// Closes every connection; later calls fail.
@@ -335,9 +356,31 @@ impl ActorStore {
         Fut: std::future::Future<Output = StoreResult<T>> + Send + 'static,
         T: Send + 'static,
     {
-        tokio::spawn(work(self.store.clone()))
+        let started = std::time::Instant::now();
+        let result = tokio::spawn(work(self.store.clone()))
             .await
-            .unwrap_or_else(|e| Err(StoreError::Task(e.to_string())))
+            .unwrap_or_else(|e| Err(StoreError::Task(e.to_string())));
+        self.store.availability.observe(&result, started);
+        result
+    }
+
+    /// Starts `work` on the store as a task of its own and does not wait for it: for retries
+    /// that outlive the actor's message (a task is dropped inside its runtime, as above).
+    pub fn spawn<F, Fut>(&self, work: F)
+    where
+        F: FnOnce(Store) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        tokio::spawn(work(self.store.clone()));
+    }
+
+    /// The level to log a failed pass at: debug while the database is down (the outage itself
+    /// is logged once, by [`Availability`]), `otherwise` when it answered.
+    pub fn failure_level(&self, otherwise: log::Level) -> log::Level {
+        match self.store.availability.is_up() {
+            true => otherwise,
+            false => log::Level::Debug,
+        }
     }
 }
 

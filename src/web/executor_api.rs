@@ -262,7 +262,11 @@ async fn callback(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes
             outcome.ignored + outcome.unknown
         ))),
         Ok(Err(e)) => {
-            log::error!("callback not stored (the executor will retry): {e}");
+            let level = match state.store.availability().is_up() {
+                true => log::Level::Error,
+                false => log::Level::Debug,
+            };
+            log::log!(level, "callback not stored (the executor will retry): {e}");
             answer(ReturnT::fail(e))
         }
         Err(e) => answer(ReturnT::fail(format!("callback handler unavailable: {e}"))),

@@ -12,17 +12,26 @@ const PING_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// 200 when the database answers, 503 with the reason otherwise.
 pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
+    let started = std::time::Instant::now();
     match tokio::time::timeout(PING_TIMEOUT, state.store.ping()).await {
         Ok(Ok(())) => HttpResponse::Ok().json(json!({"status": "UP", "database": "UP"})),
         Ok(Err(e)) => {
-            log::warn!("health check: database unavailable: {e}");
+            // the outage itself is logged once, when the store first sees it
+            log::debug!("health check: database unavailable: {e}");
             HttpResponse::ServiceUnavailable()
                 .json(json!({"status": "DOWN", "database": "DOWN", "error": e.to_string()}))
         }
-        Err(_) => HttpResponse::ServiceUnavailable().json(json!({
-            "status": "DOWN",
-            "database": "DOWN",
-            "error": format!("database did not answer within {} s", PING_TIMEOUT.as_secs()),
-        })),
+        Err(_) => {
+            let why = format!(
+                "database did not answer within {} s",
+                PING_TIMEOUT.as_secs()
+            );
+            state.store.availability().timed_out(&why, started);
+            HttpResponse::ServiceUnavailable().json(json!({
+                "status": "DOWN",
+                "database": "DOWN",
+                "error": why,
+            }))
+        }
     }
 }

@@ -18,7 +18,7 @@ use crate::engine_support::job;
 use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
-const TOKEN: &str = "cluster-test-token-0123456789";
+pub(crate) const TOKEN: &str = "cluster-test-token-0123456789";
 const JOBS: usize = 200;
 
 /// How the middle admin is stopped.
@@ -28,12 +28,12 @@ enum Stop {
     Term,
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
     listener.local_addr().expect("its address").port()
 }
 
-fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
+pub(crate) fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
     let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
     Command::new(BIN)
         .args(["admin", "--bind", &format!("127.0.0.1:{port}")])
@@ -46,7 +46,7 @@ fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
         .expect("start an admin")
 }
 
-async fn wait_healthy(port: u16) {
+pub(crate) async fn wait_healthy(port: u16) {
     let client = awc::Client::default();
     for _ in 0..300 {
         let url = format!("http://127.0.0.1:{port}/healthz");
@@ -60,7 +60,7 @@ async fn wait_healthy(port: u16) {
     panic!("the admin on port {port} did not become healthy");
 }
 
-fn signal(child: &Child, sig: &str) {
+pub(crate) fn signal(child: &Child, sig: &str) {
     let status = Command::new("kill")
         .args([sig, &child.id().to_string()])
         .status()
@@ -69,16 +69,16 @@ fn signal(child: &Child, sig: &str) {
 }
 
 /// What the database says of the window's fires.
-struct Tally {
+pub(crate) struct Tally {
     /// Runs that reached an executor (trigger code 200), per (job, fire time).
-    reached: HashMap<(i32, i64), usize>,
+    pub(crate) reached: HashMap<(i32, i64), usize>,
     /// The latest of them: trigger time minus fire time, ms.
-    latest: i64,
+    pub(crate) latest: i64,
     /// Runs closed because their admin died before recording the call's outcome.
-    closed: usize,
+    pub(crate) closed: usize,
 }
 
-async fn tally(store: &Store, start: i64, end: i64) -> Tally {
+pub(crate) async fn tally(store: &Store, start: i64, end: i64) -> Tally {
     let (_, logs) = store
         .list_logs(&LogFilter {
             limit: 1_000_000,

@@ -13,4 +13,5 @@ mod monitor_email;
 mod monitor_fail;
 mod monitor_lost;
 mod monitor_report;
+mod outage;
 mod scheduling;
