@@ -1,12 +1,15 @@
-//! LostResultMonitor: a run accepted by an executor that has since gone (no registration), with
-//! no result after `--lost-result-timeout-secs` (XXL-JOB's 10 minutes), is marked failed
-//! (XXL-JOB `JobCompleteHelper`, every 60 s).
+//! LostResultMonitor: a run accepted by an executor that has since gone, with no result after
+//! `--lost-result-timeout-secs` (XXL-JOB's 10 minutes), is marked failed (XXL-JOB
+//! `JobCompleteHelper`, every 60 s).
 //!
-//! "Gone" is checked, not assumed: XXL-JOB takes a missing registration for a dead executor, so
-//! every run longer than 10 minutes on a manually listed executor (never registered) is marked
-//! lost while it still runs (a known XXL-JOB problem). Here a candidate's executor is asked first:
-//! if it answers `beat` and its `idleBeat` says the job is running or queued, the run is left
-//! alone; if it does not answer, or says the job is idle there, the result is lost.
+//! "Gone" is checked, not assumed from the registry as XXL-JOB does. A missing registration is
+//! no proof: a run longer than 10 minutes on a manually listed executor (never registered) would
+//! be marked lost while it still runs. Nor is a registration proof of life: a SIGKILLed executor
+//! stays registered until its beat is 90 s old, and one restarted at once registers again
+//! without the runs it lost, which would then stay "running" forever (known XXL-JOB problems).
+//! So every run past the timeout is a candidate and its executor is asked: if it answers `beat`
+//! and its `idleBeat` says the job is running or queued, the run is left alone; if it does not
+//! answer, or says the job is idle there, the result is lost.
 //!
 //! The mark goes through the callback path ([`complete_one`]), so it is stored only if no real
 //! result arrived meanwhile, a FIX_DELAY job is scheduled again, and children are not
@@ -43,12 +46,19 @@ pub struct LostPassReport {
     pub still_running: usize,
 }
 
+/// What the executors answered during one pass, so that each is asked once per address (beat)
+/// and once per job (idleBeat) however many runs it holds.
+#[derive(Default)]
+struct Answers {
+    alive: HashMap<String, bool>,
+    busy: HashMap<(String, i32), bool>,
+}
+
 /// Whether the run's executor answers and says the job is running or queued there.
-/// `beats` caches each address's `beat` answer for the pass.
 async fn still_running(
     env: &TriggerEnv,
     client: &ExecutorClient,
-    beats: &mut HashMap<String, bool>,
+    answers: &mut Answers,
     log: &JobLog,
 ) -> Result<bool, String> {
     let Some(address) = log
@@ -71,23 +81,29 @@ async fn still_running(
         // an unregistered executor's generation is unknown; beat and idleBeat are the same in both
         protocol: AdminProtocol::V2,
     };
-    let alive = match beats.get(address) {
+    let alive = match answers.alive.get(address) {
         Some(alive) => *alive,
         None => {
             let alive = client.beat(address, &creds).await.code == SUCCESS_CODE;
-            beats.insert(address.to_string(), alive);
+            answers.alive.insert(address.to_string(), alive);
             alive
         }
     };
     if !alive {
         return Ok(false);
     }
+    let key = (address.to_string(), log.job_id);
+    if let Some(busy) = answers.busy.get(&key) {
+        return Ok(*busy);
+    }
     // 200 means idle: the executor is up but not running this job, so its result is lost
-    Ok(client.idle_beat(address, &creds, log.job_id).await.code != SUCCESS_CODE)
+    let busy = client.idle_beat(address, &creds, log.job_id).await.code != SUCCESS_CODE;
+    answers.busy.insert(key, busy);
+    Ok(busy)
 }
 
-/// Marks lost results of runs triggered before `now - timeout` whose executor is not registered
-/// and does not confirm that it still runs them.
+/// Marks lost results of runs triggered before `now - timeout` whose executor does not confirm
+/// that it still runs them.
 pub async fn lost_pass(
     env: &TriggerEnv,
     dispatcher: &Addr<Dispatcher>,
@@ -98,21 +114,23 @@ pub async fn lost_pass(
 ) -> Result<LostPassReport, String> {
     let before = now - timeout.as_millis() as i64;
     let mut report = LostPassReport::default();
-    let mut beats = HashMap::new();
+    let mut answers = Answers::default();
+    // paged by id: runs their executors still hold stay candidates and must not hide the rest
+    let mut after_id = 0;
     for _ in 0..MAX_ROUNDS {
         let ids = env
             .store
-            .run(move |s| async move { s.find_lost_log_ids(before, batch).await })
+            .run(move |s| async move { s.find_lost_log_ids(before, after_id, batch).await })
             .await
             .map_err(|e| e.to_string())?;
         let full = ids.len() as i64 >= batch;
-        let mut marked_now = 0;
+        after_id = ids.last().copied().unwrap_or(after_id);
         for id in ids {
             let found = env.store.run(move |s| async move { s.get_log(id).await });
             let Some(log) = found.await.map_err(|e| e.to_string())? else {
                 continue;
             };
-            if still_running(env, client, &mut beats, &log).await? {
+            if still_running(env, client, &mut answers, &log).await? {
                 report.still_running += 1;
                 log::debug!(
                     "log {id}: no result yet, but executor {} still runs job {}",
@@ -130,7 +148,7 @@ pub async fn lost_pass(
             };
             complete_one(env, dispatcher, result, &mut outcome).await?;
             if outcome.stored > 0 {
-                marked_now += 1;
+                report.marked += 1;
                 log::warn!(
                     "job {} log {id}: no result for {}s and executor {} is gone or idle: marked as failed (result lost)",
                     log.job_id,
@@ -139,9 +157,7 @@ pub async fn lost_pass(
                 );
             }
         }
-        report.marked += marked_now;
-        // only a full batch that made progress can hide more candidates behind it
-        if !full || marked_now == 0 {
+        if !full {
             break;
         }
     }

@@ -321,15 +321,23 @@ impl Store {
         Ok(done > 0)
     }
 
-    /// Ids of accepted runs with no result, triggered at or before `before`, whose executor
-    /// address is no longer registered.
-    pub async fn find_lost_log_ids(&self, before: i64, limit: i64) -> StoreResult<Vec<i64>> {
+    /// Ids above `after_id` of accepted runs with no result, triggered at or before `before`,
+    /// in id order: the candidates of the lost-result monitor, which asks their executors.
+    ///
+    /// Unlike XXL-JOB's query, a registration does not exclude a run: a killed executor stays
+    /// registered until its beat is 90 s old, and one restarted at once registers again
+    /// without the runs it lost.
+    pub async fn find_lost_log_ids(
+        &self,
+        before: i64,
+        after_id: i64,
+        limit: i64,
+    ) -> StoreResult<Vec<i64>> {
         let sql = self.sql(
-            "SELECT l.id AS id FROM job_log l LEFT JOIN job_registry r ON l.executor_address = r.registry_value \
-             WHERE l.handle_code = 0 AND l.trigger_code = 200 AND l.trigger_time <= ? AND r.id IS NULL \
-             ORDER BY l.id LIMIT ?",
+            "SELECT id FROM job_log WHERE handle_code = 0 AND trigger_code = 200 AND trigger_time <= ? \
+             AND id > ? ORDER BY id LIMIT ?",
         );
-        on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(before).bind(limit).fetch_all(pool).await?))
+        on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(before).bind(after_id).bind(limit).fetch_all(pool).await?))
     }
 
     /// Ids of rows matching the filter (group/job/before-time), oldest first, for batched deletes.

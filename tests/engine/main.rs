@@ -9,6 +9,7 @@ mod kit;
 mod engine_support;
 
 mod cluster;
+mod executor_faults;
 mod monitor_email;
 mod monitor_fail;
 mod monitor_lost;

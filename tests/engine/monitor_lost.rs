@@ -1,7 +1,7 @@
-//! The lost-result monitor on a running admin: a run accepted by an executor that is not
-//! registered and does not answer (or answers that the job is idle there), older than the
-//! timeout, is marked failed through the callback path; young runs, runs on registered
-//! executors and runs an unregistered executor confirms as still running are left alone.
+//! The lost-result monitor on a running admin: a run accepted by an executor that does not
+//! answer (or answers that the job is idle there), older than the timeout, is marked failed
+//! through the callback path, whether the executor is still registered or not; young runs and
+//! runs their executor confirms as still running are left alone.
 
 use std::time::Duration;
 
@@ -41,17 +41,23 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     let g = new_group(&s, "mon-lost").await;
     let job_id = s.insert_job(&job(g, "lost", "h")).await.unwrap();
     let now = now_ms();
+    // a killed executor stays registered until its beat is 90 s old: it is asked all the same
     s.upsert_registry("EXECUTOR", "mon-lost", "http://127.0.0.1:2/", "v2", now)
         .await
         .unwrap();
     let gone = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:1/").await;
-    let alive = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:2/").await;
+    let registered_gone = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:2/").await;
     let young = accepted_log(&s, g, job_id, now, "http://127.0.0.1:1/").await;
-    // manually listed executors are never registered: they are asked
+    // manually listed executors are never registered, registered ones may have restarted
     let busy_executor = FakeExecutor::start("", "", probe(true));
     let idle_executor = FakeExecutor::start("", "", probe(false));
+    let registered_busy = FakeExecutor::start("", "", probe(true));
+    s.upsert_registry("EXECUTOR", "mon-lost", &registered_busy.address, "v2", now)
+        .await
+        .unwrap();
     let busy = accepted_log(&s, g, job_id, now - 10_000, &busy_executor.address).await;
     let idle = accepted_log(&s, g, job_id, now - 10_000, &idle_executor.address).await;
+    let alive = accepted_log(&s, g, job_id, now - 10_000, &registered_busy.address).await;
 
     let admin = TestApp::builder(backend)
         .on(db)
@@ -82,7 +88,19 @@ async fn lost_results_are_marked_failed(backend: Backend) {
         }
     })
     .await;
-    assert_eq!(s.get_log(alive).await.unwrap().unwrap().handle_code, 0);
+    let log = expect_within(
+        "the run on the registered executor that is gone",
+        Duration::from_secs(10),
+        || {
+            let s = s.clone();
+            async move {
+                let log = s.get_log(registered_gone).await.unwrap().unwrap();
+                (log.handle_code != 0).then_some(log)
+            }
+        },
+    )
+    .await;
+    assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
     let log = expect_within(
         "the run on the idle executor",
         Duration::from_secs(10),
@@ -107,7 +125,7 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     .await;
     assert!(log.handle_time >= now + 3_000, "marked too early: {log:?}");
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
-    // a registered executor's run, and one its executor still runs, are never marked
+    // runs their executor, registered or not, still runs are never marked
     assert_eq!(s.get_log(alive).await.unwrap().unwrap().handle_code, 0);
     assert_eq!(s.get_log(busy).await.unwrap().unwrap().handle_code, 0);
     admin.finish().await;

@@ -763,10 +763,11 @@ backends!(db: failed_logs_wait_for_their_retry_interval, |db| {
         .contains(&far));
 });
 
-backends!(db: lost_results_need_a_vanished_executor, |db| {
+backends!(db: lost_result_candidates_are_old_open_runs, |db| {
     let s = &db.store;
     let g = new_group(s, "lost").await;
     let j = s.insert_job(&job(g, "j")).await.unwrap();
+    // a registration does not exclude a run: the monitor asks the executor
     s.upsert_registry("EXECUTOR", "lost", "http://alive/", "v2", 1_000)
         .await
         .unwrap();
@@ -787,20 +788,24 @@ backends!(db: lost_results_need_a_vanished_executor, |db| {
         .await
         .unwrap();
     s.complete_log(finished, 200, None, 2_000).await.unwrap();
+    // never accepted by an executor: nothing to wait for
+    s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
 
     assert_eq!(
-        s.find_lost_log_ids(5_000, 100).await.unwrap(),
+        s.find_lost_log_ids(5_000, 0, 100).await.unwrap(),
+        vec![on_alive, on_gone]
+    );
+    // paged by id
+    assert_eq!(s.find_lost_log_ids(5_000, 0, 1).await.unwrap(), vec![on_alive]);
+    assert_eq!(
+        s.find_lost_log_ids(5_000, on_alive, 100).await.unwrap(),
         vec![on_gone]
     );
     assert!(s
-        .remove_registry("EXECUTOR", "lost", "http://alive/")
+        .find_lost_log_ids(5_000, on_gone, 100)
         .await
-        .unwrap());
-    assert_eq!(
-        s.find_lost_log_ids(5_000, 100).await.unwrap(),
-        vec![on_alive, on_gone]
-    );
-    assert_eq!(s.find_lost_log_ids(5_000, 1).await.unwrap(), vec![on_alive]);
+        .unwrap()
+        .is_empty());
 });
 
 backends!(db: logs_are_cleared_in_batches, |db| {

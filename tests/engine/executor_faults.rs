@@ -1,0 +1,517 @@
+//! Executor faults with real `jobwheel executor` processes (issue 17, point 5).
+//!
+//! - One of two executors is SIGKILLed while it runs 10 script jobs: FAILOVER and BUSYOVER jobs
+//!   firing every second go to the other one from the next second on, the 10 runs are failed by
+//!   the lost-result monitor (a 3 s timeout here), and the killed executor, started again on
+//!   its port, is used again without any run or result appearing twice.
+//! - An executor whose admin is down saves a finished run's result; the executor is SIGKILLed,
+//!   the admin and then the executor are started again: the result reaches the database.
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use jobwheel::actors::monitor_lost::LOST_MSG;
+use jobwheel::actors::trigger::DEAD_AFTER_MS;
+use jobwheel::clock::now_ms;
+use jobwheel::executor_client::DEFAULT_TIMEOUT;
+use jobwheel::model::{
+    GlueType, JobGroup, JobLog, RouteStrategy, ScheduleType, TRIGGER_STATUS_RUNNING,
+};
+use jobwheel::store::{Backend, Store};
+
+use crate::engine_support::*;
+use crate::kit::{expect_within, poll_for, Api, TestApp, TestDb, ADMIN_PASSWORD};
+
+const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
+const TOKEN: &str = "executor-faults-token-0123456789";
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// A `jobwheel executor` process; SIGKILLed when dropped.
+struct ExecutorProcess {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT/`, as it registers.
+    address: String,
+}
+
+impl ExecutorProcess {
+    /// Starts an executor for `app` on `port`, reporting to `admin`, with its run logs and
+    /// pending results under `log_path` (its own output goes to `executor.log` there).
+    fn start(admin: &str, app: &str, port: u16, log_path: &Path) -> ExecutorProcess {
+        std::fs::create_dir_all(log_path).expect("log folder");
+        let output = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log_path.join("executor.log"))
+            .expect("executor log file");
+        let mut cmd = Command::new(BIN);
+        cmd.arg("executor")
+            .args(["--admin-addresses", admin, "--app-name", app])
+            .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--log-path", &log_path.display().to_string()])
+            .args(["--access-token", TOKEN])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(output);
+        for (key, _) in std::env::vars() {
+            if key.starts_with("JOBWHEEL_") {
+                cmd.env_remove(key);
+            }
+        }
+        ExecutorProcess {
+            child: Some(cmd.spawn().expect("start an executor")),
+            address: format!("http://127.0.0.1:{port}/"),
+        }
+    }
+
+    /// SIGKILL, and wait for the process to be gone.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().expect("SIGKILL");
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for ExecutorProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Script runs that outlive their killed executor: each writes its process group id to a file,
+/// and every group left is killed when this is dropped.
+struct Orphans(PathBuf);
+
+impl Orphans {
+    fn pids(&self) -> Vec<i32> {
+        std::fs::read_to_string(&self.0)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+}
+
+impl Drop for Orphans {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            // SAFETY: kill(2) on a process group this test's scripts created.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Waits until `app` has a live registration at each of `addresses` updated after `since`.
+async fn wait_registered(store: &Store, app: &str, addresses: &[&str], since: i64) {
+    expect_within(
+        "the executors' registrations",
+        Duration::from_secs(20),
+        || {
+            let store = store.clone();
+            async move {
+                let live = store
+                    .find_live_registry_for(app, now_ms() - DEAD_AFTER_MS)
+                    .await
+                    .ok()?;
+                addresses
+                    .iter()
+                    .all(|a| {
+                        live.iter()
+                            .any(|r| r.registry_value == *a && r.update_time > since)
+                    })
+                    .then_some(())
+            }
+        },
+    )
+    .await;
+}
+
+/// Whether a run has a result.
+fn finished(log: &JobLog) -> bool {
+    log.handle_code != 0
+}
+
+async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backend) {
+    let Some(admin) = TestApp::builder(backend)
+        .token(TOKEN)
+        .monitors(|m| {
+            fast(m);
+            m.lost_result_timeout = Duration::from_secs(3);
+        })
+        .start()
+        .await
+    else {
+        return;
+    };
+    let app = &admin;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = app.store.clone();
+    let group = new_group(&s, "faults").await;
+
+    // A sorts first: FIRST, FAILOVER and BUSYOVER all try it first while it lives
+    let mut ports = [free_port(), free_port()];
+    ports.sort_by_key(|p| format!("http://127.0.0.1:{p}/"));
+    let (log_a, log_b) = (dir.path().join("a"), dir.path().join("b"));
+    let mut a = ExecutorProcess::start(&app.base, "faults", ports[0], &log_a);
+    let b = ExecutorProcess::start(&app.base, "faults", ports[1], &log_b);
+    wait_registered(&s, "faults", &[&a.address, &b.address], 0).await;
+
+    // 10 long script runs on A, each recording its process group so the test can end it
+    let orphans = Orphans(dir.path().join("script-pids"));
+    let mut long_jobs = Vec::new();
+    for i in 0..10 {
+        let id = app
+            .db_job(group, |j| {
+                j.job_desc = format!("long {i}");
+                j.executor_handler = String::new();
+                j.glue_type = GlueType::GlueShell;
+                j.glue_source = format!("echo $$ >> '{}'\nsleep 30\n", orphans.0.display());
+                j.glue_updatetime = now_ms();
+                j.executor_route_strategy = RouteStrategy::First;
+            })
+            .await;
+        long_jobs.push(id);
+    }
+    let mut long_runs = Vec::new();
+    for &id in &long_jobs {
+        long_runs.extend(app.manual(id).await);
+    }
+    assert_eq!(long_runs.len(), 10);
+    poll_for(Duration::from_secs(10), || {
+        (orphans.pids().len() == 10).then_some(())
+    })
+    .await
+    .expect("the 10 scripts running on A");
+
+    // FAILOVER and BUSYOVER every second
+    let first_fire = (now_ms() / 1_000 + 1) * 1_000;
+    let mut probing = Vec::new();
+    for route in [RouteStrategy::Failover, RouteStrategy::Busyover] {
+        let id = app
+            .db_job(group, |j| {
+                j.job_desc = format!("{route} every second");
+                j.executor_route_strategy = route;
+                j.schedule_type = ScheduleType::Cron;
+                j.schedule_conf = "* * * * * ?".into();
+                j.trigger_status = TRIGGER_STATUS_RUNNING;
+                j.trigger_next_time = first_fire;
+            })
+            .await;
+        probing.push((route, id));
+    }
+    let on = |l: &JobLog, executor: &ExecutorProcess| {
+        l.executor_address.as_deref() == Some(executor.address.as_str())
+    };
+    for &(route, id) in &probing {
+        let a = &a;
+        app.wait_until(
+            &format!("a {route} run done on A"),
+            Duration::from_secs(10),
+            || async move {
+                app.logs_of(id)
+                    .await
+                    .iter()
+                    .any(|l| l.handle_code == 200 && on(l, a))
+            },
+        )
+        .await;
+    }
+    let long_logs = |s: Store| {
+        let runs = long_runs.clone();
+        async move {
+            let mut logs = Vec::new();
+            for id in runs {
+                logs.push(s.get_log(id).await.unwrap().expect("the run's log"));
+            }
+            logs
+        }
+    };
+    for log in long_logs(s.clone()).await {
+        assert_eq!(log.trigger_code, 200, "{log:?}");
+        assert_eq!(log.executor_address.as_deref(), Some(a.address.as_str()));
+        assert!(!finished(&log), "a 30 s script already ended: {log:?}");
+    }
+
+    a.kill();
+    let killed_at = now_ms();
+
+    // from the next second on, every fire reaches B at once and succeeds there
+    let after_kill = |l: &JobLog| l.schedule_time > killed_at;
+    for &(route, id) in &probing {
+        app.wait_until(
+            &format!("3 {route} runs done on B after the kill"),
+            Duration::from_secs(15),
+            || async move {
+                app.logs_of(id)
+                    .await
+                    .iter()
+                    .filter(|l| after_kill(l) && finished(l))
+                    .count()
+                    >= 3
+            },
+        )
+        .await;
+    }
+    for &(route, id) in &probing {
+        let logs: Vec<JobLog> = app
+            .logs_of(id)
+            .await
+            .into_iter()
+            .filter(|l| after_kill(l))
+            .collect();
+        let probe = match route {
+            RouteStrategy::Failover => "beat check",
+            _ => "idle check",
+        };
+        for log in logs.iter().filter(|l| finished(l)) {
+            assert_eq!(log.trigger_code, 200, "{route}: {log:?}");
+            assert_eq!(log.handle_code, 200, "{route}: {log:?}");
+            assert!(on(log, &b), "{route}: {log:?}");
+            // A was still registered, was probed, and failed at once
+            let msg = log.trigger_msg.as_deref().unwrap_or_default();
+            assert!(
+                msg.contains(&format!("{probe}：<br>address：{}<br>code：500", a.address)),
+                "{route}: {msg}"
+            );
+            // the probe of A failed fast: not by the call timeout
+            assert!(
+                log.handle_time - log.schedule_time < DEFAULT_TIMEOUT.as_millis() as i64,
+                "{route}: the run ended {} ms after its fire time",
+                log.handle_time - log.schedule_time
+            );
+        }
+        // no second skipped
+        let mut seconds: Vec<i64> = logs.iter().map(|l| l.schedule_time / 1_000).collect();
+        seconds.sort_unstable();
+        assert!(
+            seconds.windows(2).all(|w| w[1] == w[0] + 1),
+            "{route}: fires after the kill {seconds:?}"
+        );
+    }
+
+    // the 10 runs A took with it are failed by the lost-result monitor
+    let lost = expect_within("the 10 lost runs failed", Duration::from_secs(15), || {
+        let logs = long_logs(s.clone());
+        async move {
+            let logs = logs.await;
+            logs.iter().all(finished).then_some(logs)
+        }
+    })
+    .await;
+    for log in &lost {
+        assert_eq!(log.handle_code, 500, "{log:?}");
+        assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG), "{log:?}");
+    }
+    // A's registration outlives A meanwhile (until its beat is 90 s old)
+    let live = s
+        .find_live_registry_for("faults", now_ms() - DEAD_AFTER_MS)
+        .await
+        .unwrap();
+    assert!(live.iter().any(|r| r.registry_value == a.address));
+
+    // A again, on its port and log folder: used again, and nothing is run or reported twice
+    let restarted_at = now_ms();
+    let a = ExecutorProcess::start(&app.base, "faults", ports[0], &log_a);
+    wait_registered(&s, "faults", &[&a.address], restarted_at).await;
+    for &(route, id) in &probing {
+        let a = &a;
+        app.wait_until(
+            &format!("2 {route} runs done on A after its restart"),
+            Duration::from_secs(15),
+            || async move {
+                app.logs_of(id)
+                    .await
+                    .iter()
+                    .filter(|l| l.schedule_time > restarted_at && l.handle_code == 200 && on(l, a))
+                    .count()
+                    >= 2
+            },
+        )
+        .await;
+    }
+    for &(route, id) in &probing {
+        let mut per_second: HashMap<i64, usize> = HashMap::new();
+        for log in app.logs_of(id).await {
+            *per_second.entry(log.schedule_time).or_default() += 1;
+        }
+        assert!(
+            per_second.values().all(|&n| n == 1),
+            "{route}: a fire time with more than one run: {per_second:?}"
+        );
+    }
+    for (&job, lost) in long_jobs.iter().zip(&lost) {
+        let logs = app.logs_of(job).await;
+        assert_eq!(logs.len(), 1, "job {job} ran again: {logs:?}");
+        // the fail monitor moves its alarm status on; its result stays
+        let result = |l: &JobLog| (l.handle_code, l.handle_msg.clone(), l.handle_time);
+        assert_eq!(
+            result(&logs[0]),
+            result(lost),
+            "job {job}'s lost run changed"
+        );
+    }
+    assert_eq!(orphans.pids().len(), 10, "a long script started again");
+
+    drop((a, b, orphans));
+    drop(dir);
+    admin.finish().await;
+}
+
+backends!(run: killed_executor_is_routed_around_and_its_runs_are_failed);
+
+/// `jobwheel admin` on `port`, its output in `dir/name.log`.
+fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
+    Command::new(BIN)
+        .args(["admin", "--bind", &format!("127.0.0.1:{port}")])
+        .args(["--database-url", url, "--access-token", TOKEN])
+        .args(["--admin-password", ADMIN_PASSWORD])
+        .current_dir(dir)
+        .env("RUST_LOG", "warn,jobwheel=info")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start an admin")
+}
+
+async fn wait_healthy(base: &str) {
+    let client = awc::Client::default();
+    let healthy = crate::kit::wait_for(Duration::from_secs(30), || {
+        let req = client.get(format!("{base}/healthz"));
+        async move {
+            let res = req.send().await.ok()?;
+            res.status().is_success().then_some(())
+        }
+    })
+    .await;
+    assert!(
+        healthy.is_some(),
+        "the admin at {base} did not become healthy"
+    );
+}
+
+/// The result of a run that ended while no admin was up is saved by its executor, and sent by
+/// the executor's next process once an admin is back.
+#[actix_web::test]
+async fn a_restarted_executor_delivers_the_results_it_had_saved() {
+    let Some(db) = TestDb::create(Backend::Sqlite).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = db.store.clone();
+    let group = s
+        .insert_group(&JobGroup {
+            id: 0,
+            app_name: "saved".into(),
+            title: "saved".into(),
+            address_type: jobwheel::model::AddressType::Auto,
+            address_list: vec![],
+            access_token: None,
+            update_time: now_ms(),
+        })
+        .await
+        .expect("group");
+    // the script ends when the test says so: after the admin is gone
+    let go = dir.path().join("go");
+    let mut script = job(group, "ends on a signal from the test", "");
+    script.glue_type = GlueType::GlueShell;
+    script.glue_source = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done\necho done\n",
+        go.display()
+    );
+    script.glue_updatetime = now_ms();
+    let job_id = s.insert_job(&script).await.expect("job");
+
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut admin = start_admin(&db.url, port, dir.path(), "admin");
+    wait_healthy(&base).await;
+    let log_path = dir.path().join("executor");
+    let mut executor = ExecutorProcess::start(&base, "saved", free_port(), &log_path);
+    wait_registered(&s, "saved", &[&executor.address], 0).await;
+
+    let api = Api::new(&base);
+    assert_eq!(api.login("admin", ADMIN_PASSWORD).await.status, 200);
+    let res = api.trigger_job(job_id as i64, None).await;
+    assert_eq!(res.status, 200, "trigger: {}", res.body);
+    let run = expect_within("the run accepted", Duration::from_secs(10), || {
+        let s = s.clone();
+        async move {
+            let logs = logs_of(&s, job_id).await;
+            logs.into_iter().find(|l| l.trigger_code == 200)
+        }
+    })
+    .await;
+    assert_eq!(
+        run.executor_address.as_deref(),
+        Some(executor.address.as_str())
+    );
+
+    admin.kill().expect("SIGKILL the admin");
+    let _ = admin.wait();
+    std::fs::write(&go, "").expect("let the script end");
+    let pending = log_path.join("callbacklogs");
+    let saved = poll_for(Duration::from_secs(15), || {
+        let files = std::fs::read_dir(&pending).ok()?;
+        let names: Vec<String> = files
+            .flatten()
+            .map(|f| f.file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+            .collect();
+        (!names.is_empty()).then_some(names)
+    })
+    .await;
+    assert!(saved.is_some(), "the result was not saved for later");
+    executor.kill();
+    assert_eq!(
+        s.get_log(run.id)
+            .await
+            .unwrap()
+            .expect("the run")
+            .handle_code,
+        0,
+        "a result arrived with no admin up"
+    );
+
+    let mut admin = start_admin(&db.url, port, dir.path(), "admin-again");
+    wait_healthy(&base).await;
+    let executor = ExecutorProcess::start(&base, "saved", free_port(), &log_path);
+    let done = expect_within("the saved result stored", Duration::from_secs(20), || {
+        let s = s.clone();
+        async move {
+            let log = s.get_log(run.id).await.ok()??;
+            finished(&log).then_some(log)
+        }
+    })
+    .await;
+    assert_eq!(done.handle_code, 200, "{done:?}");
+    // sent once: its file is gone, and the job has its one run
+    poll_for(Duration::from_secs(10), || {
+        let left = std::fs::read_dir(&pending)
+            .map(|d| {
+                d.flatten()
+                    .filter(|f| f.file_name().to_string_lossy().ends_with(".json"))
+                    .count()
+            })
+            .unwrap_or(0);
+        (left == 0).then_some(())
+    })
+    .await
+    .expect("the delivered file removed");
+    assert_eq!(logs_of(&s, job_id).await.len(), 1);
+
+    drop(executor);
+    let _ = admin.kill();
+    let _ = admin.wait();
+    db.drop_db().await;
+}
