@@ -1007,7 +1007,9 @@ impl LogResult {
         let whole = self.log_content.split_inclusive('\n').count();
         if kept < whole {
             self.log_content.truncate(end);
-            self.to_line_num = self.from_line_num + kept as i32 - 1;
+            // a page numbered near i32::MAX by its executor must not overflow (kept ≤ 10,000)
+            let kept = i32::try_from(kept).unwrap_or(i32::MAX);
+            self.to_line_num = self.from_line_num.saturating_add(kept - 1);
         }
         self
     }
@@ -1040,6 +1042,9 @@ pub struct IdleBeatParam {
     #[serde(deserialize_with = "lenient::int32")]
     pub job_id: i32,
 }
+
+#[cfg(test)]
+mod proptests;
 
 #[cfg(test)]
 mod tests {

@@ -354,3 +354,47 @@ mod tests {
         assert_eq!(all.last().unwrap().log_content, "after\n");
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Trigger times: any `i64`, the span a real admin sends, and the edges.
+    fn log_date_time() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            any::<i64>(),
+            0i64..4_102_444_800_000,
+            prop::sample::select(vec![i64::MIN, i64::MAX, -1, 0]),
+        ]
+    }
+
+    /// `/log` with any time, id and first line: the page of a log that exists, or the "not
+    /// exists" answer; never a panic, and never a file outside the log folder.
+    #[test]
+    fn any_log_request_is_answered() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let base = dir.path();
+        JobLog::new(base, 0, 5).raw(b"one\ntwo\n");
+        // one reader for every case, as the executor keeps one (its line index included)
+        let reader = LogReader::new(base);
+        proptest!(ProptestConfig::with_cases(10_000), |(
+            date in log_date_time(),
+            id in prop_oneof![Just(5i64), any::<i64>()],
+            from in any::<i32>(),
+        )| {
+            let path = log_file_path(base, date, id);
+            prop_assert!(path.starts_with(base));
+            prop_assert_eq!(path.components().count(), base.components().count() + 2);
+            let page = reader.read(date, id, from);
+            prop_assert_eq!(page.from_line_num, from);
+            if page.is_end {
+                prop_assert_eq!(page, LogResult::not_exists(from));
+            } else {
+                prop_assert!(page.to_line_num == 0 || page.to_line_num >= from.max(1));
+                prop_assert!(page.to_line_num <= 2);
+            }
+        });
+    }
+}

@@ -184,6 +184,9 @@ fn out_of_range(from_ms: i64) -> ScheduleError {
 }
 
 #[cfg(test)]
+mod proptests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use chrono::{DateTime, NaiveDateTime};

@@ -772,6 +772,9 @@ fn gap_end<Tz: TimeZone>(tz: &Tz, missing: NaiveDateTime) -> NaiveDateTime {
 }
 
 #[cfg(test)]
+mod proptests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use chrono::Utc;

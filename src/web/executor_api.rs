@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use std::collections::HashSet;
 
+use super::body_limit::{LimitedBody, WIRE_BODY_LIMIT};
 use super::AppState;
 use crate::actors::registry::{Register, Unregister};
 use crate::actors::result_intake::{ReportResults, ResultScope};
@@ -185,8 +186,12 @@ async fn admit_registration(
     Ok((group, app_name, address))
 }
 
-async fn registry(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
-    let (group, app_name, address) = match admit_registration(&state, &req, &body).await {
+async fn registry(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: LimitedBody<WIRE_BODY_LIMIT>,
+) -> HttpResponse {
+    let (group, app_name, address) = match admit_registration(&state, &req, &body.0).await {
         Ok(v) => v,
         Err(r) => return answer(r),
     };
@@ -211,9 +216,9 @@ async fn registry(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes
 async fn registry_remove(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Bytes,
+    body: LimitedBody<WIRE_BODY_LIMIT>,
 ) -> HttpResponse {
-    let (group, app_name, address) = match admit_registration(&state, &req, &body).await {
+    let (group, app_name, address) = match admit_registration(&state, &req, &body.0).await {
         Ok(v) => v,
         Err(r) => return answer(r),
     };
@@ -232,12 +237,16 @@ async fn registry_remove(
     }
 }
 
-async fn callback(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
-    let caller = match admit(&state, &req, &body).await {
+async fn callback(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: LimitedBody<WIRE_BODY_LIMIT>,
+) -> HttpResponse {
+    let caller = match admit(&state, &req, &body.0).await {
         Ok(c) => c,
         Err(r) => return answer(r),
     };
-    let items = match decode_callbacks(&body) {
+    let items = match decode_callbacks(&body.0) {
         Ok(items) => items,
         Err(e) => {
             return answer(ReturnT::fail(format!(
@@ -318,5 +327,54 @@ mod tests {
             Some("Illegal Argument.")
         );
         assert!(registry_body(b"not json").is_err());
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::web::api::input::strategies::{json_value, object, text};
+
+    fn registry_json() -> BoxedStrategy<Value> {
+        object(vec![
+            ("registryGroup", text(&["EXECUTOR", " ", "ADMIN"])),
+            ("registryKey", text(&["sample-app", "", "a\u{0}b"])),
+            (
+                "registryValue",
+                text(&["http://10.0.0.1:9999/", "", "http://h/\u{0}"]),
+            ),
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// A registry body from any executor (any bytes, any JSON) gives three storable,
+        /// non-blank fields within the columns' widths, or a failure envelope with a message.
+        #[test]
+        fn registry_bodies_are_storable_or_refused(bytes in prop_oneof![
+            registry_json().prop_map(|v| v.to_string().into_bytes()),
+            json_value().prop_map(|v| v.to_string().into_bytes()),
+            prop::collection::vec(any::<u8>(), 0..40),
+            Just(json!({"registryKey": "k".repeat(256), "registryGroup": "EXECUTOR", "registryValue": "v"})
+                .to_string().into_bytes()),
+        ]) {
+            match registry_body(&bytes) {
+                Ok((group, key, value)) => {
+                    for ((name, max), v) in REGISTRY_FIELDS.iter().zip([&group, &key, &value]) {
+                        prop_assert!(!v.is_empty() && v.trim() == v, "{name}");
+                        prop_assert!(v.chars().count() <= *max, "{name}");
+                        prop_assert!(unstorable(v).is_none(), "{name}");
+                    }
+                }
+                Err(ret) => {
+                    prop_assert_eq!(ret.code, crate::protocol::FAIL_CODE);
+                    prop_assert!(ret.msg.is_some_and(|m| !m.is_empty()));
+                }
+            }
+        }
     }
 }

@@ -13,6 +13,7 @@ use crate::store::Store;
 
 pub mod api;
 mod body_deadline;
+pub mod body_limit;
 mod console;
 mod executor_api;
 mod health;

@@ -10,3 +10,4 @@ mod kit;
 mod executor_support;
 
 mod attacks;
+mod limits;

@@ -491,3 +491,34 @@ mod tests {
         assert_eq!(admin.group_scope(), None);
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// A new password is accepted exactly when it has 8 characters or more and at most
+        /// 256 bytes (argon2 gets no more); otherwise 400 naming the field.
+        #[test]
+        fn new_passwords_are_checked_by_length(password in prop_oneof![
+            ".{0,20}",
+            "[a-zé中]{60,130}",
+        ]) {
+            let expected = password.chars().count() >= MIN_PASSWORD_LEN
+                && password.len() <= MAX_CREDENTIAL_LEN;
+            match check_new_password("newPassword", &password) {
+                Ok(()) => prop_assert!(expected),
+                Err(ApiError::BadRequest { field, message }) => {
+                    prop_assert!(!expected);
+                    prop_assert_eq!(field.as_deref(), Some("newPassword"));
+                    prop_assert!(!message.is_empty());
+                }
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
+}

@@ -332,3 +332,38 @@ mod tests {
         assert!(check_remark(Some("x".repeat(GLUE_REMARK_MAX + 1))).is_err());
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// A typed remark is stored trimmed within the column, or refused naming the field;
+        /// the remark of a restore fits the column whatever the old one was.
+        #[test]
+        fn remarks_fit_the_column_or_are_refused(
+            remark in prop::option::of("[ ]{0,2}.{0,140}[ ]{0,2}"),
+            version in any::<i32>(),
+            original in ".{0,200}",
+        ) {
+            match check_remark(remark.clone()) {
+                Ok(kept) => {
+                    prop_assert_eq!(kept.as_str(), remark.as_deref().unwrap_or_default().trim());
+                    prop_assert!(!kept.is_empty() && kept.chars().count() <= GLUE_REMARK_MAX);
+                }
+                Err(ApiError::BadRequest { field, .. }) => {
+                    prop_assert_eq!(field.as_deref(), Some("glueRemark"));
+                }
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+            let restored = restore_remark(version, &original);
+            prop_assert!(restored.chars().count() <= GLUE_REMARK_MAX, "{restored}");
+            let head = format!("restored from version {version} (");
+            prop_assert!(restored.starts_with(&head));
+        }
+    }
+}

@@ -437,3 +437,92 @@ mod tests {
         assert!(err.contains("allowed: AUTO, MANUAL"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::web::api::input::parse_value;
+    use crate::web::api::input::strategies::{object, text};
+
+    fn group_json() -> BoxedStrategy<Value> {
+        object(vec![
+            (
+                "appName",
+                text(&["billing-executor", "abc", "ab cd", "x.y_z-1"]),
+            ),
+            ("title", text(&["Billing", ""])),
+            (
+                "addressType",
+                text(&["AUTO", "MANUAL", "manual", "SOMETIMES"]),
+            ),
+            (
+                "addressList",
+                prop::collection::vec(
+                    prop_oneof![
+                        prop::sample::select(vec![
+                            "http://10.0.0.1:9999/",
+                            "https://exec.example.com/ctx/",
+                            "",
+                            "  ",
+                            "10.0.0.1:9999",
+                            "http://",
+                        ])
+                        .prop_map(str::to_string),
+                        ".{0,20}",
+                    ],
+                    0..4,
+                )
+                .prop_map(|v| json!(v))
+                .boxed(),
+            ),
+            (
+                "accessToken",
+                text(&["", "group-secret-1", "default_token"]),
+            ),
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// A group body is applied whole or refused with 400 naming a field; an accepted
+        /// group keeps the rules registration and routing rely on.
+        #[test]
+        fn group_bodies_are_accepted_whole_or_refused_with_a_field(body in group_json()) {
+            let mut group = JobGroup {
+                id: 1,
+                app_name: "sample-app".into(),
+                title: "Sample".into(),
+                address_type: AddressType::Auto,
+                address_list: Vec::new(),
+                access_token: None,
+                update_time: 0,
+            };
+            match parse_value::<GroupBody>(body).and_then(|b| apply(&mut group, b)) {
+                Ok(()) => {
+                    let n = group.app_name.chars().count();
+                    prop_assert!((4..=64).contains(&n));
+                    prop_assert!(group.app_name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)));
+                    prop_assert!(!group.title.is_empty() && group.title.chars().count() <= 64);
+                    if let Some(token) = &group.access_token {
+                        prop_assert!(unusable_token(token).is_none());
+                    }
+                    match group.address_type {
+                        AddressType::Manual => {
+                            prop_assert!(!group.address_list.is_empty());
+                            for a in &group.address_list {
+                                prop_assert!(check_executor_address("addressList", a).is_ok());
+                            }
+                        }
+                        AddressType::Auto => prop_assert!(group.address_list.is_empty()),
+                    }
+                }
+                Err(ApiError::BadRequest { message, .. }) => prop_assert!(!message.is_empty()),
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
+}

@@ -135,3 +135,129 @@ mod tests {
         assert_eq!(field(e), "jobDesc");
     }
 }
+
+/// Generators of request bodies for the REST modules' property tests.
+#[cfg(test)]
+pub(crate) mod strategies {
+    use proptest::prelude::*;
+    use serde_json::{json, Map, Value};
+
+    /// Any JSON value, at most three levels deep; strings include NUL and non-ASCII text.
+    pub(crate) fn json_value() -> BoxedStrategy<Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            ".{0,12}".prop_map(Value::String),
+            "[a-z\u{0}é]{0,3}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(2, 10, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,6}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+        .boxed()
+    }
+
+    /// An object with any subset of `fields`, each holding a value from its own strategy
+    /// (usually) or any JSON value.
+    pub(crate) fn object(
+        fields: Vec<(&'static str, BoxedStrategy<Value>)>,
+    ) -> BoxedStrategy<Value> {
+        let parts: Vec<BoxedStrategy<Option<(&'static str, Value)>>> = fields
+            .into_iter()
+            .map(|(key, good)| {
+                prop::option::weighted(0.5, prop_oneof![9 => good, 1 => json_value()])
+                    .prop_map(move |v| v.map(|v| (key, v)))
+                    .boxed()
+            })
+            .collect();
+        parts
+            .prop_map(|kv| {
+                Value::Object(
+                    kv.into_iter()
+                        .flatten()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect::<Map<_, _>>(),
+                )
+            })
+            .boxed()
+    }
+
+    /// One of `choices`, or any short text.
+    pub(crate) fn text(choices: &'static [&'static str]) -> BoxedStrategy<Value> {
+        prop_oneof![
+            3 => prop::sample::select(choices).prop_map(|s| json!(s)),
+            1 => ".{0,20}".prop_map(Value::String),
+            1 => "[ ]?[A-Za-z0-9_.@:/-]{0,68}[ ]?".prop_map(Value::String),
+        ]
+        .boxed()
+    }
+
+    /// An integer, usually in `lo..=hi`.
+    pub(crate) fn int(lo: i64, hi: i64) -> BoxedStrategy<Value> {
+        prop_oneof![
+            3 => (lo..=hi).prop_map(Value::from),
+            1 => any::<i64>().prop_map(Value::from),
+        ]
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::strategies::json_value;
+    use super::*;
+
+    fn contains_nul(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(items) => items.iter().any(contains_nul),
+            Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
+            _ => false,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// A body is read, or refused with 400; a refusal for a NUL names where it is.
+        #[test]
+        fn bodies_are_read_or_refused_with_400(value in json_value()) {
+            let has_nul = contains_nul(&value);
+            match parse_value::<Value>(value.clone()) {
+                Ok(read) => {
+                    prop_assert!(!has_nul);
+                    prop_assert_eq!(read, value);
+                }
+                Err(ApiError::BadRequest { message, field }) => {
+                    prop_assert!(has_nul);
+                    prop_assert!(message.contains("NUL"), "{message}");
+                    prop_assert!(field.is_some_and(|f| !f.is_empty()));
+                }
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+
+        /// Query strings of any bytes: a NUL anywhere is named, anything else passes.
+        #[test]
+        fn query_strings_with_nul_are_refused(query in "([a-zA-Z%0-9=&+\u{0}é]|%00|%FF|%){0,30}") {
+            let decoded_nul = url::form_urlencoded::parse(query.as_bytes())
+                .any(|(k, v)| k.contains('\0') || v.contains('\0'));
+            match query_problem(&query) {
+                Some(ApiError::BadRequest { field: Some(_), message }) => {
+                    prop_assert!(decoded_nul);
+                    prop_assert!(message.contains("NUL"));
+                }
+                Some(other) => prop_assert!(false, "{other:?}"),
+                None => prop_assert!(!decoded_nul),
+            }
+        }
+    }
+}

@@ -12,7 +12,9 @@ use super::auth::Principal;
 use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::{parse_value, Json};
-use super::{check_address, check_executor_address, load_group, load_job, paging, Page};
+use super::{
+    check_address, check_executor_address, load_group, load_job, paging, Page, JSON_LIMIT,
+};
 use crate::actors::dispatch::{trigger_and_wait, Trigger};
 use crate::clock::now_ms;
 use crate::model::{
@@ -21,6 +23,7 @@ use crate::model::{
 };
 use crate::store::{JobFilter, Store};
 use crate::timing::{self, parse_timezone};
+use crate::web::body_limit::LimitedBody;
 use crate::web::AppState;
 
 /// XXL-JOB's pre-read window: a started or rescheduled job fires no earlier than now + 5 s.
@@ -826,9 +829,10 @@ pub(super) async fn trigger(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
-    body: web::Bytes,
+    body: LimitedBody<JSON_LIMIT>,
 ) -> ApiResult<HttpResponse> {
     let id = path.into_inner();
+    let body = body.0;
     // the body is optional: empty means "as configured"
     let body: TriggerBody = if body.iter().all(u8::is_ascii_whitespace) {
         TriggerBody::default()
@@ -1052,5 +1056,161 @@ mod tests {
         assert_eq!(fire_time_count(None).unwrap(), 5);
         assert!(fire_time_count(Some(0)).is_err());
         assert!(fire_time_count(Some(101)).is_err());
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::model::{MisfireStrategy, RouteStrategy};
+    use crate::protocol::BlockStrategy;
+    use crate::web::api::input::strategies::{int, object, text};
+
+    const SCHEDULE_TYPES: &[&str] = &["NONE", "CRON", "FIX_RATE", "FIX_DELAY", "cron", "EVERY"];
+
+    /// Create/update bodies: every field, usually plausible, sometimes anything.
+    fn job_json() -> BoxedStrategy<Value> {
+        object(vec![
+            ("jobGroup", int(1, 3)),
+            ("jobDesc", text(&["nightly report", "", "  padded  "])),
+            ("author", text(&["ops", ""])),
+            (
+                "alarmEmail",
+                text(&["", "ops@example.com", "a@b.c, d@e.f", "nope", "@x."]),
+            ),
+            (
+                "alarmWebhook",
+                text(&["", "https://hooks.example.com/x", "ftp://x", "http://"]),
+            ),
+            ("scheduleType", text(SCHEDULE_TYPES)),
+            (
+                "scheduleConf",
+                text(&[
+                    "0 0 12 * * ?",
+                    "*/5 * * * * ?",
+                    "60",
+                    "0",
+                    "-5",
+                    "0 0 25 * * ?",
+                    "",
+                ]),
+            ),
+            (
+                "timezone",
+                text(&["", "UTC", "Asia/Shanghai", "Mars/Olympus"]),
+            ),
+            (
+                "misfireStrategy",
+                text(&["DO_NOTHING", "FIRE_ONCE_NOW", "LATER"]),
+            ),
+            (
+                "executorRouteStrategy",
+                text(&["FIRST", "ROUND", "SHARDING_BROADCAST", "SOMEWHERE"]),
+            ),
+            ("executorHandler", text(&["demoJobHandler", ""])),
+            ("executorParam", text(&["", "a=1"])),
+            (
+                "executorBlockStrategy",
+                text(&["SERIAL_EXECUTION", "DISCARD_LATER", "COVER_EARLY", "QUEUE"]),
+            ),
+            ("executorTimeout", int(-1, 100)),
+            ("executorFailRetryCount", int(-1, 5)),
+            ("retryIntervalSecs", int(-1, 60)),
+            (
+                "glueType",
+                text(&["BEAN", "GLUE_SHELL", "GLUE_PYTHON", "GLUE_JAVA"]),
+            ),
+            ("glueSource", text(&["echo hi", ""])),
+            ("glueRemark", text(&["first version", ""])),
+            (
+                "childJobIds",
+                prop::collection::vec(any::<i32>(), 0..60)
+                    .prop_map(|v| json!(v))
+                    .boxed(),
+            ),
+        ])
+    }
+
+    fn valid() -> JobInfo {
+        let mut j = JobInfo::new(1, "desc", "demoJobHandler");
+        j.schedule_type = ScheduleType::Cron;
+        j.schedule_conf = "0 0 9 * * ?".into();
+        j
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        /// A job body is read, applied and validated, or refused with 400 naming a field; a
+        /// job that passes keeps every rule the database and the scheduler rely on.
+        #[test]
+        fn job_bodies_are_accepted_whole_or_refused_with_a_field(body in job_json()) {
+            let outcome = parse_value::<JobBody>(body).and_then(|body| {
+                let mut job = valid();
+                apply(&mut job, body)?;
+                let tz = validate_fields(&job, Tz::UTC)?;
+                Ok((job, tz))
+            });
+            match outcome {
+                Ok((job, tz)) => {
+                    prop_assert!(!job.job_desc.is_empty() && job.job_desc.chars().count() <= 255);
+                    prop_assert!(job.author.chars().count() <= 64);
+                    prop_assert!(timing::validate(job.schedule_type, &job.schedule_conf).is_ok());
+                    prop_assert!(job.executor_param.len() <= EXECUTOR_PARAM_MAX);
+                    prop_assert!(job.executor_timeout >= 0);
+                    prop_assert!(job.executor_fail_retry_count >= 0);
+                    prop_assert!(job.retry_interval_secs >= 0);
+                    prop_assert!(crate::model::join_ids(&job.child_job_ids).len() <= 255);
+                    prop_assert!(job.glue_type != GlueType::Bean || !job.executor_handler.is_empty());
+                    // enums hold only known names, so the row reads back
+                    prop_assert!(ScheduleType::ALL.contains(&job.schedule_type));
+                    prop_assert!(MisfireStrategy::ALL.contains(&job.misfire_strategy));
+                    prop_assert!(RouteStrategy::ALL.contains(&job.executor_route_strategy));
+                    prop_assert!(BlockStrategy::ALL.contains(&job.executor_block_strategy));
+                    // starting it answers a fire time or a 400, never a panic
+                    if let Err(e) = first_fire_time(&job, tz, 1_764_633_600_000) {
+                        prop_assert!(matches!(e, ApiError::BadRequest { field: Some(_), .. }), "{e:?}");
+                    }
+                }
+                Err(ApiError::BadRequest { message, .. }) => prop_assert!(!message.is_empty()),
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+
+        /// Manual trigger bodies: read, or refused with 400.
+        #[test]
+        fn trigger_bodies_are_read_or_refused(body in object(vec![
+            ("executorParam", text(&["", "x"])),
+            ("addressList", prop::collection::vec(
+                prop::sample::select(vec!["http://10.0.0.1:9999/", "", "10.0.0.1", "https://h"]),
+                0..3,
+            ).prop_map(|v| json!(v)).boxed()),
+        ])) {
+            match parse_value::<TriggerBody>(body) {
+                Ok(body) => {
+                    if let Some(param) = &body.executor_param {
+                        let _ = check_executor_param(param);
+                    }
+                    for a in body.address_list.iter().flatten() {
+                        if let Err(e) = check_executor_address("addressList", a.trim()) {
+                            prop_assert!(matches!(e, ApiError::BadRequest { .. }), "{e:?}");
+                        }
+                    }
+                }
+                Err(e) => prop_assert!(matches!(e, ApiError::BadRequest { .. }), "{e:?}"),
+            }
+        }
+
+        /// Preview counts from a query: 1 to 100, else 400.
+        #[test]
+        fn preview_counts_are_in_range_or_refused(count in prop::option::of(any::<usize>())) {
+            match fire_time_count(count) {
+                Ok(n) => prop_assert!((1..=MAX_FIRE_TIMES).contains(&n)),
+                Err(e) => prop_assert!(matches!(e, ApiError::BadRequest { field: Some(_), .. }), "{e:?}"),
+            }
+        }
     }
 }

@@ -68,8 +68,8 @@ use self::error::{ApiError, ApiResult};
 pub const MAX_LIMIT: i64 = 1000;
 /// Items a list call returns when `limit` is not given.
 pub const DEFAULT_LIMIT: i64 = 20;
-/// Largest JSON body the API reads.
-const JSON_LIMIT: usize = 2 * 1024 * 1024;
+/// Largest JSON body the API reads; a larger one answers 413.
+pub const JSON_LIMIT: usize = 2 * 1024 * 1024;
 
 /// The admin→executor client of this worker thread (awc clients are not `Send`).
 pub struct ApiExecutorClient(pub ExecutorClient);

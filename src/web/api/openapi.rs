@@ -27,7 +27,9 @@ pub const PREFIX: &str = "/api/v1";
     info(
         title = "jobwheel REST API",
         description = "The scheduling center's REST API. Times are epoch milliseconds; field \
-                       names are camelCase. Every error answers `{error, field?}` (ApiErrorBody).",
+                       names are camelCase. Every error answers `{error, field?}` (ApiErrorBody). A request \
+                       body is at most 2 MiB (2,097,152 bytes; more answers 413); a body that is \
+                       not UTF-8 JSON, or nests arrays and objects more than 128 deep, answers 400.",
     ),
     paths(
         auth::login,
@@ -127,9 +129,9 @@ impl Modify for Common {
                     });
                 }
                 if op.request_body.is_some() {
-                    responses
-                        .entry("413".into())
-                        .or_insert_with(|| error("The body is larger than 2 MiB").into());
+                    responses.entry("413".into()).or_insert_with(|| {
+                        error("The body is larger than 2 MiB (2,097,152 bytes)").into()
+                    });
                 }
                 responses
                     .entry("500".into())

@@ -15,9 +15,10 @@ use serde_json::{json, Map, Value};
 
 use super::auth::{token_hash, Principal};
 use super::error::ApiError;
-use super::input::Json;
+use super::input::{parse_value, Json};
 use super::jobs;
 use crate::clock::now_ms;
+use crate::web::body_limit::{LimitedBody, WIRE_BODY_LIMIT};
 use crate::web::AppState;
 
 /// Mounts the six calls inside the executor API's `/api` scope (which owns that prefix).
@@ -116,13 +117,10 @@ async fn dispatch(
     op: &str,
     body: Map<String, Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let parse = |v: Value| -> Result<Operate, ApiError> {
-        serde_json::from_value(v).map_err(|e| ApiError::bad_request(format!("invalid body: {e}")))
-    };
+    // through the REST API's reader, so a NUL the database cannot store is refused here too
+    let parse = |v: Value| -> Result<Operate, ApiError> { parse_value(v) };
     let as_job = |map: Map<String, Value>| -> Result<Json<jobs::JobBody>, ApiError> {
-        serde_json::from_value(Value::Object(job_body(map)))
-            .map(Json)
-            .map_err(|e| ApiError::bad_request(format!("invalid body: {e}")))
+        parse_value(Value::Object(job_body(map))).map(Json)
     };
     match op {
         "addJob" => jobs::create(state, principal, as_job(body)?).await,
@@ -150,14 +148,19 @@ async fn dispatch(
                     .collect()
             });
             let rest = json!({"executorParam": op.executor_param, "addressList": addresses});
-            let bytes = web::Bytes::from(rest.to_string());
+            let bytes = LimitedBody(web::Bytes::from(rest.to_string()));
             jobs::trigger(state, principal, web::Path::from(id), bytes).await
         }
     }
 }
 
 /// One XXL-JOB job call: authenticated by an API token, answered in XXL-JOB's envelope.
-async fn call(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+async fn call(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: LimitedBody<WIRE_BODY_LIMIT>,
+) -> HttpResponse {
+    let body = body.0;
     let op = req
         .path()
         .rsplit('/')
@@ -173,7 +176,11 @@ async fn call(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) ->
     } else {
         match serde_json::from_slice(&body) {
             Ok(Value::Object(map)) => map,
-            _ => return envelope(500, "invalid request, the body is not a JSON object.", None),
+            Ok(_) => return envelope(500, "invalid request, the body is not a JSON object.", None),
+            Err(e) => {
+                let msg = format!("invalid request, the body is not a JSON object: {e}");
+                return envelope(500, &msg, None);
+            }
         }
     };
     let user = principal.user.username.clone();
