@@ -143,6 +143,7 @@ async fn measure(db: &BenchDb, defined: usize, opts: &Options) -> Result<SizeRes
         let node = Node {
             id: "jobwheel-bench",
             take_over: false,
+            share: jobwheel::store::Share::ALL,
         };
         let pass = pre_read(&db.store, tz, BATCH, now_ms(), node)
             .await

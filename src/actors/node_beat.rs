@@ -1,4 +1,10 @@
-//! NodeBeat: this admin's heartbeat in `admin_node`, once a second.
+//! NodeBeat: this admin's heartbeat in `admin_node`, once a second, and its share of the jobs.
+//!
+//! Each beat also reads the live admins; ordered by id, they split the jobs by id modulo their
+//! number, so each admin pre-reads and dispatches its own share and the work spreads instead of
+//! going to whichever admin wins the schedule lock first. Shares follow the membership within a
+//! beat when an admin joins or dies; a fire the shares missed meanwhile is read by any admin once
+//! it is late ([`super::schedule`]), and the claim's compare-and-set keeps it at most once.
 //!
 //! Other admins take over the claimed fire times of an admin whose beat is older than
 //! [`NODE_DEAD_AFTER_MS`]. An admin takes over only after beating without a gap for that long
@@ -12,18 +18,27 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use crate::clock::now_ms;
-use crate::store::ActorStore;
+use crate::store::{ActorStore, Share};
 
 /// An admin whose last beat is older than this is dead; its claimed fires are taken over.
 pub const NODE_DEAD_AFTER_MS: i64 = 5_000;
 /// Between two beats.
 const BEAT_EVERY: Duration = Duration::from_secs(1);
 
-/// Whether this admin may take over dead admins' fire times now (it has beaten without a gap
-/// for [`NODE_DEAD_AFTER_MS`]).
+/// What this admin's next pre-read pass may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Role {
+    /// Take over dead admins' fire times (it has beaten without a gap for
+    /// [`NODE_DEAD_AFTER_MS`]).
+    pub take_over: bool,
+    /// The jobs it pre-reads.
+    pub share: Share,
+}
+
+/// Asks what this admin's next pass may do.
 #[derive(Message, Debug)]
-#[rtype(result = "bool")]
-pub struct MayTakeOver;
+#[rtype(result = "Role")]
+pub struct ClusterRole;
 
 /// A graceful stop: stop beating, hand back the fire times still held, remove this admin's row.
 #[derive(Message, Debug)]
@@ -38,6 +53,9 @@ pub struct NodeBeat {
     started_at: i64,
     /// Since when every beat succeeded; `None` after a failed one.
     healthy_since: Option<i64>,
+    /// The share of the jobs the last beat found (kept through a failed beat: a pass cannot
+    /// run without the database anyway).
+    share: Share,
     beating: bool,
     left: bool,
 }
@@ -51,6 +69,7 @@ impl NodeBeat {
             address,
             started_at: now_ms(),
             healthy_since: None,
+            share: Share::ALL,
             beating: false,
             left: false,
         }
@@ -71,14 +90,20 @@ impl NodeBeat {
         ctx.spawn(
             async move {
                 store
-                    .run(move |s| async move { s.beat_node(&node, &address, started, at).await })
+                    .run(move |s| async move {
+                        s.beat_node(&node, &address, started, at).await?;
+                        s.live_nodes(at - NODE_DEAD_AFTER_MS).await
+                    })
                     .await
             }
             .into_actor(self)
             .map(move |result, act, _| {
                 act.beating = false;
+                if let Ok(members) = &result {
+                    act.follow(members);
+                }
                 match (result, act.healthy_since) {
-                    (Ok(()), None) => {
+                    (Ok(_), None) => {
                         log::info!("admin node {} beats in the cluster", act.node);
                         act.healthy_since = Some(at);
                     }
@@ -90,6 +115,23 @@ impl NodeBeat {
                 }
             }),
         );
+    }
+}
+
+impl NodeBeat {
+    /// Takes this admin's share among the live `members`, saying so when it changes.
+    fn follow(&mut self, members: &[String]) {
+        let share = Share::among(members, &self.node);
+        if share != self.share {
+            log::info!(
+                "admin node {}: {} live admin(s); it pre-reads the jobs whose id modulo {} is {}",
+                self.node,
+                members.len(),
+                share.of,
+                share.index
+            );
+            self.share = share;
+        }
     }
 }
 
@@ -111,14 +153,18 @@ impl Supervised for NodeBeat {
     }
 }
 
-impl Handler<MayTakeOver> for NodeBeat {
-    type Result = bool;
+impl Handler<ClusterRole> for NodeBeat {
+    type Result = MessageResult<ClusterRole>;
 
-    fn handle(&mut self, _msg: MayTakeOver, _ctx: &mut Self::Context) -> bool {
-        !self.left
+    fn handle(&mut self, _msg: ClusterRole, _ctx: &mut Self::Context) -> Self::Result {
+        let take_over = !self.left
             && self
                 .healthy_since
-                .is_some_and(|since| now_ms() - since >= NODE_DEAD_AFTER_MS)
+                .is_some_and(|since| now_ms() - since >= NODE_DEAD_AFTER_MS);
+        MessageResult(Role {
+            take_over,
+            share: self.share,
+        })
     }
 }
 
@@ -143,5 +189,28 @@ impl Handler<LeaveCluster> for NodeBeat {
                 ),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn members(ids: &[&str]) -> Vec<String> {
+        ids.iter().map(|id| id.to_string()).collect()
+    }
+
+    #[test]
+    fn live_admins_split_the_jobs_by_their_order() {
+        let live = members(&["a", "b", "c"]);
+        assert_eq!(Share::among(&live, "a"), Share { index: 0, of: 3 });
+        assert_eq!(Share::among(&live, "c"), Share { index: 2, of: 3 });
+    }
+
+    #[test]
+    fn a_lone_or_unlisted_admin_reads_every_job() {
+        assert_eq!(Share::among(&members(&["a"]), "a"), Share::ALL);
+        assert_eq!(Share::among(&members(&["a", "b"]), "z"), Share::ALL);
+        assert_eq!(Share::among(&[], "a"), Share::ALL);
     }
 }

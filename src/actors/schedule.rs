@@ -19,12 +19,12 @@ use actix::prelude::*;
 use chrono_tz::Tz;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
-use super::node_beat::{MayTakeOver, NodeBeat};
+use super::node_beat::{ClusterRole, NodeBeat, Role};
 use super::ring::{FireTime, RingActor, ScheduleAll};
 use super::takeover::{take_over, TAKEOVER_BATCH};
 use crate::clock::now_ms;
 use crate::model::{DueJob, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
-use crate::store::{ActorStore, ClaimKey, ScheduleUpdate, Store, StoreError};
+use crate::store::{ActorStore, ClaimKey, ScheduleUpdate, Share, Store, StoreError};
 use crate::timing::{self, Schedule};
 
 /// How far ahead fire times are read (XXL-JOB's `PRE_READ_MS`).
@@ -38,6 +38,9 @@ const MAX_FIRES_PER_JOB: usize = 64;
 /// so its writes compete with neither. Any point works for correctness, as a pass reads
 /// [`PRE_READ_MS`] ahead.
 const PASS_AT_MS: i64 = 250;
+/// A fire time this late that no admin has claimed is read by every admin, whatever its share:
+/// the shares missed it while the admins disagreed on who is live (one joined or died).
+pub const STRAY_AFTER_MS: i64 = 2_000;
 /// Longest wait between retries after database errors: short, so that scheduling resumes
 /// within seconds of the database's return (a failed pass costs one query).
 const MAX_BACKOFF: Duration = Duration::from_secs(4);
@@ -86,6 +89,8 @@ pub struct Node<'a> {
     pub id: &'a str,
     /// Whether this pass takes over the fire times of admins that stopped beating.
     pub take_over: bool,
+    /// The jobs it reads (besides any that are [`STRAY_AFTER_MS`] late).
+    pub share: Share,
 }
 
 /// The pre-read loop; supervised.
@@ -142,12 +147,16 @@ impl ScheduleActor {
         // one pass at a time: the actor handles nothing else until it ends
         ctx.wait(
             async move {
-                let take_over = beat.send(MayTakeOver).await.unwrap_or(false);
+                let role = beat.send(ClusterRole).await.unwrap_or(Role {
+                    take_over: false,
+                    share: Share::ALL,
+                });
                 store
                     .run(move |store| async move {
                         let node = Node {
                             id: &node,
-                            take_over,
+                            take_over: role.take_over,
+                            share: role.share,
                         };
                         pre_read(&store, tz, batch, now_ms(), node).await
                     })
@@ -252,7 +261,8 @@ pub async fn pre_read(
         true => take_over(&mut tx, node.id, now).await?,
         false => (Vec::new(), 0),
     };
-    let jobs = tx.due_jobs(now + PRE_READ_MS, batch).await?;
+    let share = (node.share != Share::ALL).then_some((node.share, now - STRAY_AFTER_MS));
+    let jobs = tx.due_jobs(now + PRE_READ_MS, batch, share).await?;
     let mut updates = Vec::with_capacity(jobs.len());
     let mut planned: Vec<Vec<Fire>> = Vec::with_capacity(jobs.len());
     for job in &jobs {

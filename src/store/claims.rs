@@ -93,6 +93,18 @@ impl Store {
         Ok(())
     }
 
+    /// The admins whose last beat is at or after `since`, by id: the cluster's live members.
+    pub async fn live_nodes(&self, since: i64) -> StoreResult<Vec<String>> {
+        let sql = self.sql("SELECT id FROM admin_node WHERE beat_at >= ? ORDER BY id");
+        on_pool!(self, pool => sqlx::query(&sql)
+            .bind(since)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|r| Ok(r.text("id")?))
+            .collect())
+    }
+
     /// A graceful stop: the fire times `node` still holds get no owner, so the next pass of
     /// any live admin takes them over at once, and its row goes. Returns the fires handed back.
     pub async fn leave_cluster(&self, node: &str) -> StoreResult<u64> {

@@ -43,7 +43,7 @@ pub use claims::{ClaimJob, ClaimKey, OrphanFire};
 pub use groups::GroupToken;
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
-pub use schedule::{ScheduleTx, ScheduleUpdate};
+pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
 pub use scratch::scratch_url;
 pub use settings::ACCESS_TOKEN_SETTING;
 

@@ -11,6 +11,32 @@ use super::rows::RowExt;
 use super::{numbered_placeholders, Backend, Db, Store, StoreError, StoreResult};
 use crate::model::{DueJob, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED};
 
+/// An admin's share of the jobs: those whose id modulo `of` is `index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// The admin's place among the live admins ordered by id.
+    pub index: u32,
+    /// How many admins are live.
+    pub of: u32,
+}
+
+impl Share {
+    /// Every job: a lone admin, or one that does not know its peers yet.
+    pub const ALL: Share = Share { index: 0, of: 1 };
+
+    /// The share of admin `me` among the live `members` (ordered by id); every job when it is
+    /// not among them.
+    pub fn among(members: &[String], me: &str) -> Share {
+        match members.iter().position(|m| m == me) {
+            Some(index) if members.len() > 1 => Share {
+                index: index as u32,
+                of: members.len() as u32,
+            },
+            _ => Share::ALL,
+        }
+    }
+}
+
 /// One job's new fire times, applied only if its next fire time is still `expected_next`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScheduleUpdate {
@@ -132,6 +158,9 @@ fn due_job_from_row(row: &impl RowExt) -> StoreResult<DueJob> {
 /// The order is also the index's, so the limit ends the scan.
 const DUE_JOBS: &str =
     "WHERE trigger_status = ? AND trigger_next_time <= ? ORDER BY trigger_next_time LIMIT ?";
+/// [`DUE_JOBS`] for one admin's share of the jobs, plus the strays (see [`ScheduleTx::due_jobs`]).
+const DUE_JOBS_OF_SHARE: &str = "WHERE trigger_status = ? AND trigger_next_time <= ? \
+    AND (id % ? = ? OR trigger_next_time <= ?) ORDER BY trigger_next_time LIMIT ?";
 const CLAIM: &str =
     "UPDATE job_info SET trigger_last_time = ?, trigger_next_time = ?, trigger_status = ? \
     WHERE id = ? AND trigger_status = ? AND trigger_next_time = ?";
@@ -280,17 +309,26 @@ fn lock_row_present<R>(row: Option<R>) -> StoreResult<()> {
 }
 
 impl ScheduleTx {
-    /// Scheduled jobs whose next fire time is at or before `before`, oldest first, at most `limit`.
-    pub async fn due_jobs(&mut self, before: i64, limit: i64) -> StoreResult<Vec<DueJob>> {
-        let sql = format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}");
+    /// Scheduled jobs whose next fire time is at or before `before`, oldest first, at most `limit`;
+    /// with a `share`, only the jobs of that share, and any due at or before its `stray` time.
+    pub async fn due_jobs(
+        &mut self,
+        before: i64,
+        limit: i64,
+        share: Option<(Share, i64)>,
+    ) -> StoreResult<Vec<DueJob>> {
+        let sql = match share {
+            None => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}"),
+            Some(_) => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS_OF_SHARE}"),
+        };
         // rows converted as they arrive, so a large pass never holds all its raw rows at once
         let mut jobs = Vec::new();
         on_tx!(self, &sql, |tx, stmt| {
-            let mut rows = sqlx::query(stmt)
-                .bind(TRIGGER_STATUS_RUNNING)
-                .bind(before)
-                .bind(limit)
-                .fetch(&mut **tx);
+            let mut q = sqlx::query(stmt).bind(TRIGGER_STATUS_RUNNING).bind(before);
+            if let Some((share, stray)) = share {
+                q = q.bind(share.of as i32).bind(share.index as i32).bind(stray);
+            }
+            let mut rows = q.bind(limit).fetch(&mut **tx);
             while let Some(row) = rows.try_next().await? {
                 jobs.push(due_job_from_row(&row)?);
             }

@@ -76,6 +76,15 @@ pub(crate) struct Tally {
     pub(crate) latest: i64,
     /// Runs closed because their admin died before recording the call's outcome.
     pub(crate) closed: usize,
+    /// Runs that reached an executor, per admin that dispatched them (from the trigger message).
+    pub(crate) by_admin: HashMap<String, usize>,
+}
+
+/// The admin a run's trigger message names.
+fn admin_of(trigger_msg: Option<&str>) -> String {
+    let msg = trigger_msg.unwrap_or_default();
+    let after = msg.split("Admin address：").nth(1).unwrap_or_default();
+    after.split("<br>").next().unwrap_or_default().to_string()
 }
 
 pub(crate) async fn tally(store: &Store, start: i64, end: i64) -> Tally {
@@ -90,6 +99,7 @@ pub(crate) async fn tally(store: &Store, start: i64, end: i64) -> Tally {
         reached: HashMap::new(),
         latest: 0,
         closed: 0,
+        by_admin: HashMap::new(),
     };
     for log in logs
         .iter()
@@ -102,6 +112,8 @@ pub(crate) async fn tally(store: &Store, start: i64, end: i64) -> Tally {
                     .entry((log.job_id, log.schedule_time))
                     .or_default() += 1;
                 tally.latest = tally.latest.max(log.trigger_time - log.schedule_time);
+                let admin = admin_of(log.trigger_msg.as_deref());
+                *tally.by_admin.entry(admin).or_default() += 1;
             }
             500 => tally.closed += 1,
             _ => {}
@@ -217,6 +229,7 @@ async fn one_admin_stops(scenario: Scenario) {
         reached,
         latest,
         closed,
+        by_admin,
     } = tally(&db.store, start, end).await;
     let duplicates = reached.values().filter(|&&n| n > 1).count();
     let expected = JOBS * window as usize;
@@ -227,6 +240,7 @@ async fn one_admin_stops(scenario: Scenario) {
         backend.name(),
         reached.len()
     );
+    eprintln!("fires dispatched per admin: {by_admin:?}");
     let limit = match stop {
         Stop::Kill => 10_000,
         Stop::Term => 2_000,
@@ -236,6 +250,19 @@ async fn one_admin_stops(scenario: Scenario) {
         panic!(
             "{duplicates} duplicate(s), {missing} missing, latest {latest} ms (limit {limit}); the admins' logs are in {}",
             kept.display()
+        );
+    }
+    // the admins share the work: each one that ran throughout dispatched a fair part of it
+    for (i, port) in ports.iter().enumerate().filter(|&(i, _)| i != stopped) {
+        let dispatched = by_admin
+            .iter()
+            .filter(|(admin, _)| admin.ends_with(&format!(":{port}")))
+            .map(|(_, n)| n)
+            .sum::<usize>();
+        let fair = expected / (admins * 2);
+        assert!(
+            admins == 1 || dispatched >= fair,
+            "admin a{i} dispatched {dispatched} of {expected} fires (at least {fair} expected): {by_admin:?}"
         );
     }
     if stop == Stop::Term {

@@ -8,7 +8,7 @@ use jobwheel::model::{
     TriggerType, User, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use jobwheel::store::{
-    Backend, JobFilter, LogFilter, LogStatus, ScheduleUpdate, Store, StoreError,
+    Backend, JobFilter, LogFilter, LogStatus, ScheduleUpdate, Share, Store, StoreError,
 };
 
 use crate::kit::db::cron_log;
@@ -1058,6 +1058,39 @@ backends!(db: users_sessions_and_tokens, |db| {
     assert!(s.get_user(bob).await.unwrap().is_some());
 });
 
+backends!(db: an_admin_reads_its_share_of_the_jobs_and_the_strays, |db| {
+    let s = &db.store;
+    let g = new_group(s, "share").await;
+    let mut ids = vec![];
+    for i in 0..6 {
+        let mut j = job(g, &format!("j{i}"));
+        j.trigger_status = TRIGGER_STATUS_RUNNING;
+        // the first is long overdue: a stray every admin reads
+        j.trigger_next_time = if i == 0 { 1_000 } else { 8_000 };
+        ids.push(s.insert_job(&j).await.unwrap());
+    }
+    let mut tx = s.begin_schedule().await.unwrap();
+    let mut seen = std::collections::HashMap::<i32, usize>::new();
+    for index in 0..3 {
+        let share = Share { index, of: 3 };
+        let due = tx.due_jobs(10_000, 100, Some((share, 2_000))).await.unwrap();
+        for j in &due {
+            let stray = j.id == ids[0];
+            assert!(
+                stray || j.id % 3 == index as i32,
+                "job {} read by share {index}",
+                j.id
+            );
+            *seen.entry(j.id).or_default() += 1;
+        }
+    }
+    tx.commit().await.unwrap();
+    for id in &ids[1..] {
+        assert_eq!(seen.get(id), Some(&1), "job {id} is in exactly one share");
+    }
+    assert_eq!(seen.get(&ids[0]), Some(&3), "a stray is read by every share");
+});
+
 backends!(db: schedule_claims_each_fire_time_once, |db| {
     let s = &db.store;
     let g = new_group(s, "due").await;
@@ -1079,7 +1112,7 @@ backends!(db: schedule_claims_each_fire_time_once, |db| {
     let overdue = s.insert_job(&overdue).await.unwrap();
 
     let mut tx = s.begin_schedule().await.unwrap();
-    let due = tx.due_jobs(5_000, 100).await.unwrap();
+    let due = tx.due_jobs(5_000, 100, None).await.unwrap();
     assert_eq!(
         due.iter().map(|j| j.id).collect::<Vec<_>>(),
         vec![overdue, ids[0], ids[1]]
@@ -1090,7 +1123,7 @@ backends!(db: schedule_claims_each_fire_time_once, |db| {
         jobwheel::model::DueJob::from(&stored),
         "a due job carries the job's scheduling columns"
     );
-    let first = tx.due_jobs(5_000, 1).await.unwrap();
+    let first = tx.due_jobs(5_000, 1, None).await.unwrap();
     assert_eq!(
         first.iter().map(|j| j.id).collect::<Vec<_>>(),
         vec![overdue]
@@ -1210,7 +1243,7 @@ backends!(db: batched_claims_report_each_job, |db| {
         s.set_next_fire_time(*id, 1_500).await.unwrap();
     }
     let mut tx = s.begin_schedule().await.unwrap();
-    assert_eq!(tx.due_jobs(2_000, 5_000).await.unwrap().len(), 1_100);
+    assert_eq!(tx.due_jobs(2_000, 5_000, None).await.unwrap().len(), 1_100);
     let updates: Vec<ScheduleUpdate> = ids
         .iter()
         .enumerate()
@@ -1368,7 +1401,7 @@ backends!(db: jobs_load_in_bulk, |db| {
     assert_eq!(last.trigger_status, TRIGGER_STATUS_RUNNING);
     // the pre-read sees them like singly inserted jobs
     let mut tx = s.begin_schedule().await.unwrap();
-    assert_eq!(tx.due_jobs(5_099, 10_000).await.unwrap().len(), 100);
+    assert_eq!(tx.due_jobs(5_099, 10_000, None).await.unwrap().len(), 100);
     tx.commit().await.unwrap();
     // more ids than one statement takes, with unknown ones among them
     let mut wanted: Vec<i32> = stored.iter().map(|j| j.id).collect();
