@@ -358,6 +358,14 @@ fn measure(
     if unknown > 0 {
         note.push_str(&format!("{unknown} receipts without a run row; "));
     }
+    let posted: u64 = reports.iter().map(|r| r.posted).sum();
+    let posts: u64 = reports.iter().map(|r| r.posts).sum();
+    if posts > 0 {
+        note.push_str(&format!(
+            "{posted} results posted in {posts} posts ({:.0} a post); ",
+            posted as f64 / posts as f64
+        ));
+    }
     let failed: u64 = reports.iter().map(|r| r.failed).sum();
     if failed > 0 {
         note.push_str(&format!("{failed} results could not be posted; "));

@@ -44,6 +44,8 @@ struct SimShared {
     reports: bool,
     callbacks_posted: AtomicU64,
     callback_failures: AtomicU64,
+    /// Callback posts accepted (each carries up to a batch of results).
+    posts: AtomicU64,
 }
 
 /// A simulated executor fleet behind one lean HTTP server ([`WireServer`]): results are flushed to the admin every
@@ -204,6 +206,7 @@ fn receipts_json(shared: &SimShared) -> Vec<u8> {
         "bad": shared.bad_requests.load(Ordering::Relaxed),
         "posted": shared.callbacks_posted.load(Ordering::Relaxed),
         "failed": shared.callback_failures.load(Ordering::Relaxed),
+        "posts": shared.posts.load(Ordering::Relaxed),
     })
     .to_string()
     .into_bytes()
@@ -220,6 +223,8 @@ pub struct ReceiptReport {
     pub posted: u64,
     /// Results whose post failed for good.
     pub failed: u64,
+    /// Callback posts accepted.
+    pub posts: u64,
 }
 
 /// Parses a [`RECEIPTS_PATH`] answer.
@@ -247,6 +252,7 @@ pub fn parse_receipts(body: &[u8]) -> Result<ReceiptReport, String> {
         bad_requests: count("bad"),
         posted: count("posted"),
         failed: count("failed"),
+        posts: count("posts"),
     })
 }
 
@@ -315,6 +321,7 @@ async fn flush_loop(shared: Arc<SimShared>, admins: Rc<Vec<String>>, batch: usiz
                 for attempt in 0..5 {
                     let url = &urls[(first + attempt) % urls.len()];
                     if post_ok(&client, url, &body).await.is_ok() {
+                        shared.posts.fetch_add(1, Ordering::Relaxed);
                         sent = true;
                         break;
                     }
@@ -473,6 +480,7 @@ mod tests {
             at_us: 1_700_000_000_123_456,
         });
         shared.callbacks_posted.store(3, Ordering::Relaxed);
+        shared.posts.store(1, Ordering::Relaxed);
         let report = parse_receipts(&receipts_json(&shared)).unwrap();
         assert_eq!(
             report,
@@ -484,7 +492,8 @@ mod tests {
                 }],
                 bad_requests: 0,
                 posted: 3,
-                failed: 0
+                failed: 0,
+                posts: 1
             }
         );
         assert!(parse_receipts(b"not json").is_err());
