@@ -192,6 +192,12 @@ fn sim_executor(args: &Args) -> ExitCode {
         eprintln!("jobwheel-bench sim-executor: --port is required");
         return ExitCode::from(2);
     };
+    // it ends with the bench that started it, even a bench killed outright
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag of the calling process
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+    }
     let admins = args.admin.clone();
     match actix_web::rt::System::new().block_on(cluster::sim_executor_main(admins, port)) {
         Ok(()) => ExitCode::SUCCESS,
