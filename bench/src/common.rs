@@ -100,6 +100,8 @@ pub struct LogFacts {
     pub job_id: i32,
     /// The scheduled second, epoch ms.
     pub schedule_time: i64,
+    /// Trigger code (0: not recorded yet, 200: reached an executor).
+    pub trigger_code: i32,
     /// Result code (0: none yet).
     pub handle_code: i32,
     /// When the result was stored, epoch ms.
@@ -125,6 +127,7 @@ pub async fn logs_since(store: &Store, from_ms: i64) -> Result<HashMap<i64, LogF
                 LogFacts {
                     job_id: l.job_id,
                     schedule_time: l.schedule_time,
+                    trigger_code: l.trigger_code,
                     handle_code: l.handle_code,
                     handle_time: l.handle_time,
                 },

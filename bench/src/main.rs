@@ -5,8 +5,13 @@
 //! cargo build --release -p jobwheel -p jobwheel-bench
 //! target/release/jobwheel-bench precision --jobs 1000 --duration 30 --histogram docs/precision-histogram.svg
 //! target/release/jobwheel-bench throughput --database-url postgres://postgres@127.0.0.1/jobwheel_bench
+//! target/release/jobwheel-bench cluster --jobs 10000 --database-url postgres://postgres@127.0.0.1/jobwheel_bench
 //! ```
+//!
+//! `cluster` starts this binary again as its simulated executors (the hidden `sim-executor`
+//! mode), so they are processes of their own like a real executor fleet.
 
+mod cluster;
 mod common;
 mod console;
 mod db;
@@ -30,7 +35,8 @@ use clap::{Parser, ValueEnum};
 
 use crate::common::Ctx;
 
-/// Benchmarks of jobwheel: firing precision, throughput, memory, scale, executor, startup.
+/// Benchmarks of jobwheel: firing precision, throughput, memory, scale, executor, startup,
+/// console, cluster.
 #[derive(Parser, Debug)]
 #[command(name = "jobwheel-bench", version, about)]
 struct Args {
@@ -41,11 +47,11 @@ struct Args {
     /// dropped after); omitted or `sqlite:`: a fresh SQLite file in the work folder
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
-    /// Jobs: firing jobs (precision, default 1000), jobs defined (memory, default 100000;
+    /// Jobs: firing jobs (precision and cluster, default 1000), jobs defined (memory, default 100000;
     /// console, default 10000)
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
-    /// Seconds of firing or load (precision 30, throughput/memory 15 per step, executor 10)
+    /// Seconds of firing or load (precision and cluster 30, throughput/memory 15 per step, executor 10)
     #[arg(long, value_name = "SECS")]
     duration: Option<u64>,
     /// Every scenario in a few seconds with tiny sizes; fails only if the scenario cannot run
@@ -84,6 +90,22 @@ struct Args {
     /// console: requests measured per page
     #[arg(long, value_name = "N")]
     requests: Option<usize>,
+    /// cluster: what runs, in order, as BACKEND:ADMINS (sqlite:1, pg:3, mysql:3, server:3);
+    /// default sqlite:1 and, with a server --database-url, the server with each --admins count
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    configs: Option<Vec<String>>,
+    /// cluster: admin counts run on the --database-url server after the SQLite baseline
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_values_t = [1, 3])]
+    admins: Vec<usize>,
+    /// cluster: simulated executor processes (default 4)
+    #[arg(long, value_name = "N")]
+    executors: Option<usize>,
+    /// sim-executor (internal): the admins' base URLs, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', hide = true)]
+    admin: Vec<String>,
+    /// sim-executor (internal): the port to serve on (127.0.0.1)
+    #[arg(long, value_name = "PORT", hide = true)]
+    port: Option<u16>,
     /// Folder for SQLite files and process logs (default: a new folder under the temp dir,
     /// removed after a successful run)
     #[arg(long, value_name = "DIR")]
@@ -106,10 +128,18 @@ enum Scenario {
     Startup,
     /// Console pages (dashboard, job list, run list of one job) on 10,000 jobs and 1,000,000 runs
     Console,
+    /// 1 and 3 admins on one database against simulated executor processes, beside SQLite
+    Cluster,
+    /// Internal: one simulated executor process of the cluster scenario
+    #[value(hide = true)]
+    SimExecutor,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.scenario == Scenario::SimExecutor {
+        return sim_executor(&args);
+    }
     let bin = match procs::jobwheel_binary() {
         Ok(b) => b,
         Err(e) if args.scenario != Scenario::Scale && args.scenario != Scenario::Executor => {
@@ -153,6 +183,43 @@ fn main() -> ExitCode {
             eprintln!("jobwheel-bench: {e} (logs kept in {})", work.display());
             ExitCode::from(1)
         }
+    }
+}
+
+/// The hidden `sim-executor` mode: runs until it is stopped.
+fn sim_executor(args: &Args) -> ExitCode {
+    let Some(port) = args.port else {
+        eprintln!("jobwheel-bench sim-executor: --port is required");
+        return ExitCode::from(2);
+    };
+    // it ends with the bench that started it, even a bench killed outright
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag of the calling process
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+    }
+    let admins = args.admin.clone();
+    match actix_web::rt::System::new().block_on(cluster::sim_executor_main(admins, port)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("jobwheel-bench sim-executor: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The cluster scenario's configurations from `--configs`, or the defaults.
+fn cluster_configs(args: &Args, ctx: &Ctx) -> Result<Vec<cluster::Config>, String> {
+    let server = match ctx.database_url.as_deref() {
+        None => None,
+        Some(u) => Some(jobwheel::store::Backend::from_url(u).map_err(|e| e.to_string())?),
+    };
+    match &args.configs {
+        Some(list) => list
+            .iter()
+            .map(|c| cluster::Config::parse(c, server))
+            .collect(),
+        None => Ok(cluster::Config::defaults(server, &args.admins)),
     }
 }
 
@@ -236,6 +303,19 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             )
             .await
         }
+        Scenario::Cluster => {
+            cluster::run(
+                ctx,
+                &cluster::Options {
+                    configs: cluster_configs(args, ctx)?,
+                    jobs: pick_n(args.jobs, 1_000, 20),
+                    duration: pick(args.duration, 30, 5),
+                    executors: pick_n(args.executors, 4, 2),
+                },
+            )
+            .await
+        }
+        Scenario::SimExecutor => sim_executor_mode_error(),
         Scenario::Startup => startup::run(ctx, pick_n(args.runs, 5, 1)).await,
         Scenario::Console => {
             if ctx.backend_name() == "mysql" {
@@ -254,4 +334,9 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
             .await
         }
     }
+}
+
+/// `sim-executor` is handled before the scenarios run.
+fn sim_executor_mode_error() -> Result<(), String> {
+    Err("sim-executor is not a scenario".into())
 }

@@ -37,12 +37,15 @@ pub struct Receipt {
 #[derive(Default)]
 struct SimShared {
     receipts: Mutex<Vec<Receipt>>,
+    /// Results waiting for the flusher: (log id, log date time).
     pending: Mutex<Vec<(i64, i64)>>,
     bad_requests: AtomicU64,
     /// Whether results are kept for the flusher to post (not when there is no admin).
     reports: bool,
     callbacks_posted: AtomicU64,
     callback_failures: AtomicU64,
+    /// Callback posts accepted (each carries up to a batch of results).
+    posts: AtomicU64,
 }
 
 /// A simulated executor fleet behind one lean HTTP server ([`WireServer`]): results are flushed to the admin every
@@ -52,33 +55,63 @@ pub struct SimExecutor {
     server: WireServer,
     /// The address it registers (with the trailing slash).
     pub address: String,
-    admin: String,
+    admins: Rc<Vec<String>>,
     flusher: Option<actix_web::rt::task::JoinHandle<()>>,
+}
+
+/// Where and how a simulated executor reports results.
+#[derive(Debug, Clone)]
+pub struct Reporting {
+    /// Admin base URLs, tried round robin; an admin that fails a post is skipped for the retry.
+    pub admins: Vec<String>,
+    /// Most results in one callback post.
+    pub batch: usize,
 }
 
 impl SimExecutor {
     /// Starts on 127.0.0.1 with `workers` threads, reporting results to `admin`.
     pub fn start(admin: &str, workers: usize) -> Result<SimExecutor, String> {
-        Self::start_with(Some(admin), workers)
+        let reporting = Reporting {
+            admins: vec![admin.to_string()],
+            batch: CALLBACK_BATCH,
+        };
+        Self::start_with(Some(reporting), 0, workers)
+    }
+
+    /// Starts on 127.0.0.1:`port` (0: any free port) with `workers` threads, reporting results
+    /// as `reporting` says.
+    pub fn start_reporting(
+        reporting: Reporting,
+        port: u16,
+        workers: usize,
+    ) -> Result<SimExecutor, String> {
+        Self::start_with(Some(reporting), port, workers)
     }
 
     /// Starts on 127.0.0.1 with `workers` threads, answering `/run` without reporting results:
     /// the calls alone, with no admin behind them.
     pub fn start_unreported(workers: usize) -> Result<SimExecutor, String> {
-        Self::start_with(None, workers)
+        Self::start_with(None, 0, workers)
     }
 
-    fn start_with(admin: Option<&str>, workers: usize) -> Result<SimExecutor, String> {
+    fn start_with(
+        reporting: Option<Reporting>,
+        port: u16,
+        workers: usize,
+    ) -> Result<SimExecutor, String> {
         let shared = Arc::new(SimShared {
-            reports: admin.is_some(),
+            reports: reporting.is_some(),
             ..SimShared::default()
         });
         let answers = shared.clone();
-        let server = WireServer::start(
+        let server = WireServer::start_on(
+            port,
             workers,
             Arc::new(move |path: &str, body: &[u8]| match path {
                 "/run" => sim_run(&answers, body),
                 "/beat" | "/idleBeat" | "/kill" => (200, Cow::Borrowed(SUCCESS)),
+                "/log" => (200, Cow::Borrowed(EMPTY_LOG)),
+                RECEIPTS_PATH => (200, Cow::Owned(receipts_json(&answers))),
                 _ => (
                     404,
                     Cow::Borrowed(&br#"{"code":404,"msg":"not found"}"#[..]),
@@ -87,29 +120,41 @@ impl SimExecutor {
         )
         .map_err(|e| format!("cannot start the simulated executor: {e}"))?;
         let port = server.port;
-        let admin = admin.unwrap_or_default().trim_end_matches('/').to_string();
-        let flusher = shared
-            .reports
-            .then(|| actix_web::rt::spawn(flush_loop(shared.clone(), admin.clone())));
+        let admins: Vec<String> = reporting
+            .as_ref()
+            .map(|r| {
+                r.admins
+                    .iter()
+                    .map(|a| a.trim_end_matches('/').to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let admins = Rc::new(admins);
+        let flusher = reporting.map(|r| {
+            actix_web::rt::spawn(flush_loop(shared.clone(), admins.clone(), r.batch.max(1)))
+        });
         Ok(SimExecutor {
             shared,
             server,
             address: format!("http://127.0.0.1:{port}/"),
-            admin,
+            admins,
             flusher,
         })
     }
 
-    /// Registers with the admin under `app` (`/api/registry`).
+    /// Registers under `app` (`/api/registry`) with the first of its admins that accepts.
     pub async fn register(&self, app: &str) -> Result<(), String> {
         let body =
             json!({"registryGroup": "EXECUTOR", "registryKey": app, "registryValue": self.address});
-        post_ok(
-            &awc::Client::default(),
-            &format!("{}/api/registry", self.admin),
-            &body,
-        )
-        .await
+        let client = awc::Client::default();
+        let mut last = "no admin to register with".to_string();
+        for admin in self.admins.iter() {
+            match post_ok(&client, &format!("{admin}/api/registry"), &body).await {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
     }
 
     /// Every `/run` received so far.
@@ -142,6 +187,75 @@ impl SimExecutor {
 /// The answer to every accepted call.
 const SUCCESS: &[u8] = br#"{"code":200,"msg":"Success"}"#;
 
+/// The answer to `/log`: an empty, finished log.
+const EMPTY_LOG: &[u8] =
+    br#"{"code":200,"msg":null,"content":{"fromLineNum":1,"toLineNum":0,"logContent":"","isEnd":true}}"#;
+
+/// The bench's own path (not the executor protocol's): every receipt so far and the result
+/// posts' counters, as JSON (see [`receipts_json`]).
+pub const RECEIPTS_PATH: &str = "/bench/receipts";
+
+/// `{"receipts": [[job id, log id, epoch µs], ...], "bad": n, "posted": n, "failed": n}`.
+fn receipts_json(shared: &SimShared) -> Vec<u8> {
+    let receipts: Vec<Value> = lock(&shared.receipts)
+        .iter()
+        .map(|r| json!([r.job_id, r.log_id, r.at_us]))
+        .collect();
+    json!({
+        "receipts": receipts,
+        "bad": shared.bad_requests.load(Ordering::Relaxed),
+        "posted": shared.callbacks_posted.load(Ordering::Relaxed),
+        "failed": shared.callback_failures.load(Ordering::Relaxed),
+        "posts": shared.posts.load(Ordering::Relaxed),
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// What one simulated executor process reports through [`RECEIPTS_PATH`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReceiptReport {
+    /// Every `/run` it received.
+    pub receipts: Vec<Receipt>,
+    /// `/run` bodies it could not read.
+    pub bad_requests: u64,
+    /// Results posted and accepted.
+    pub posted: u64,
+    /// Results whose post failed for good.
+    pub failed: u64,
+    /// Callback posts accepted.
+    pub posts: u64,
+}
+
+/// Parses a [`RECEIPTS_PATH`] answer.
+pub fn parse_receipts(body: &[u8]) -> Result<ReceiptReport, String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("unreadable receipts: {e}"))?;
+    let items = v["receipts"]
+        .as_array()
+        .ok_or("receipts: no \"receipts\" array")?;
+    let mut receipts = Vec::with_capacity(items.len());
+    for item in items {
+        let field = |i: usize| item.get(i).and_then(Value::as_i64);
+        let (Some(job), Some(log_id), Some(at_us)) = (field(0), field(1), field(2)) else {
+            return Err(format!("receipts: unreadable item {item}"));
+        };
+        let job_id = i32::try_from(job).map_err(|_| format!("receipts: job id {job}"))?;
+        receipts.push(Receipt {
+            job_id,
+            log_id,
+            at_us,
+        });
+    }
+    let count = |key: &str| v[key].as_u64().unwrap_or(0);
+    Ok(ReceiptReport {
+        receipts,
+        bad_requests: count("bad"),
+        posted: count("posted"),
+        failed: count("failed"),
+        posts: count("posts"),
+    })
+}
+
 fn sim_run(shared: &SimShared, body: &[u8]) -> Answer {
     let at_us = now_us();
     // the whole parameter is decoded, so a request the protocol does not allow is counted
@@ -173,16 +287,23 @@ const CALLBACK_BATCH: usize = 500;
 /// Callback posts in flight at once, as a fleet of this many executors would have.
 const CALLBACK_POSTS_IN_FLIGHT: usize = 8;
 
-async fn flush_loop(shared: Arc<SimShared>, admin: String) {
+/// Every 20 ms, posts the results received since in chunks of `batch`, the chunks' first
+/// attempts going round robin over `admins`; a retry goes to the next admin.
+async fn flush_loop(shared: Arc<SimShared>, admins: Rc<Vec<String>>, batch: usize) {
     let client = awc::Client::builder()
         .timeout(Duration::from_secs(30))
         .finish();
-    let url = Rc::new(format!("{admin}/api/callback"));
+    let urls: Rc<Vec<String>> =
+        Rc::new(admins.iter().map(|a| format!("{a}/api/callback")).collect());
+    if urls.is_empty() {
+        return;
+    }
     let slots = Arc::new(Semaphore::new(CALLBACK_POSTS_IN_FLIGHT));
+    let mut turn = 0usize;
     loop {
         actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-        let batch = std::mem::take(&mut *lock(&shared.pending));
-        for chunk in batch.chunks(CALLBACK_BATCH) {
+        let pending = std::mem::take(&mut *lock(&shared.pending));
+        for chunk in pending.chunks(batch) {
             let items: Vec<Value> = chunk
                 .iter()
                 .map(|(log_id, date)| json!({"logId": log_id, "logDateTim": date, "handleCode": 200}))
@@ -190,13 +311,17 @@ async fn flush_loop(shared: Arc<SimShared>, admin: String) {
             let Ok(permit) = slots.clone().acquire_owned().await else {
                 return;
             };
-            let (client, url, shared) = (client.clone(), url.clone(), shared.clone());
+            let (client, urls, shared) = (client.clone(), urls.clone(), shared.clone());
+            let first = turn;
+            turn = turn.wrapping_add(1);
             actix_web::rt::spawn(async move {
                 let body = Value::Array(items);
                 let n = body.as_array().map_or(0, Vec::len) as u64;
                 let mut sent = false;
                 for attempt in 0..5 {
-                    if post_ok(&client, &url, &body).await.is_ok() {
+                    let url = &urls[(first + attempt) % urls.len()];
+                    if post_ok(&client, url, &body).await.is_ok() {
+                        shared.posts.fetch_add(1, Ordering::Relaxed);
                         sent = true;
                         break;
                     }
@@ -340,4 +465,40 @@ pub fn trigger_body(job_id: i32, log_id: i64, handler: &str) -> Value {
         "broadcastIndex": 0,
         "broadcastTotal": 1
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receipts_round_trip_and_bad_ones_are_refused() {
+        let shared = SimShared::default();
+        lock(&shared.receipts).push(Receipt {
+            job_id: 7,
+            log_id: 42,
+            at_us: 1_700_000_000_123_456,
+        });
+        shared.callbacks_posted.store(3, Ordering::Relaxed);
+        shared.posts.store(1, Ordering::Relaxed);
+        let report = parse_receipts(&receipts_json(&shared)).unwrap();
+        assert_eq!(
+            report,
+            ReceiptReport {
+                receipts: vec![Receipt {
+                    job_id: 7,
+                    log_id: 42,
+                    at_us: 1_700_000_000_123_456
+                }],
+                bad_requests: 0,
+                posted: 3,
+                failed: 0,
+                posts: 1
+            }
+        );
+        assert!(parse_receipts(b"not json").is_err());
+        assert!(parse_receipts(br#"{"receipts":[[1,2]]}"#).is_err());
+        assert!(parse_receipts(br#"{"receipts":[[99999999999,2,3]]}"#).is_err());
+        assert!(parse_receipts(br#"{"bad":1}"#).is_err());
+    }
 }

@@ -34,9 +34,9 @@ pub struct WireServer {
 }
 
 impl WireServer {
-    /// Listens on an ephemeral port of 127.0.0.1 with `threads` threads, each accepting.
-    pub fn start(threads: usize, handle: Handle) -> Result<WireServer, String> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+    /// Listens on 127.0.0.1:`port` (0: an ephemeral port) with `threads` threads, each accepting.
+    pub fn start_on(port: u16, threads: usize, handle: Handle) -> Result<WireServer, String> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port))
             .and_then(|l| l.set_nonblocking(true).map(|_| l))
             .map_err(|e| format!("cannot listen: {e}"))?;
         // std listens with a backlog of 128: a second's 1,000 new connections overflowed it,
@@ -230,7 +230,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn keep_alive_requests_are_answered_in_order_on_one_connection() {
-        let server = WireServer::start(2, echo()).unwrap();
+        let server = WireServer::start_on(0, 2, echo()).unwrap();
         let mut sock = TcpStream::connect(("127.0.0.1", server.port))
             .await
             .unwrap();
@@ -251,7 +251,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn bad_requests_get_400_and_the_connection_closes() {
-        let server = WireServer::start(1, echo()).unwrap();
+        let server = WireServer::start_on(0, 1, echo()).unwrap();
         for bad in [
             &b"POST /run HTTP/1.1\r\nContent-Length: nope\r\n\r\n"[..],
             b"POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -272,7 +272,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn the_admin_client_talks_to_it() {
-        let server = WireServer::start(1, echo()).unwrap();
+        let server = WireServer::start_on(0, 1, echo()).unwrap();
         let client = jobwheel::http1::Http1Client::new(std::time::Duration::from_secs(5));
         let target =
             jobwheel::http1::HttpTarget::parse(&format!("http://127.0.0.1:{}/", server.port))

@@ -1,0 +1,602 @@
+//! `cluster`: J jobs on `* * * * * ?` for D seconds, fired by 1 or N admin processes on one
+//! database to E simulated executors that are processes of their own (this binary in its hidden
+//! `sim-executor` mode), each posting results in batches of up to 1,000 with 8 posts in flight,
+//! round robin over the admins. Per configuration (backend × admins): lateness of each `/run`
+//! receipt after its scheduled second, duplicates, gaps, the sustained rate, and from the
+//! database the runs marked as reached (trigger code 200) that no executor received.
+//!
+//! The configurations run one after the other in the same invocation, so the ratios the
+//! issue names (PostgreSQL p99 / SQLite p99 with one admin; 3-admin rate and p99 / 1-admin) come
+//! from the same machine state.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
+use jobwheel::model::{RouteStrategy, ScheduleType};
+use jobwheel::store::Backend;
+
+use super::common::RunningAdmin;
+use super::common::{load_average, logs_since, second_after, start_admin, Ctx, LogFacts};
+use super::db::{scheduled_job, BenchDb, BENCH_APP};
+use super::procs::{cpu_percent, free_port, ProcSample, Spawned};
+use super::sim::{parse_receipts, Receipt, ReceiptReport, Reporting, SimExecutor, RECEIPTS_PATH};
+use super::stats::{check_fires, ms, summarize, FireCheck, Lateness, Table};
+
+/// Most results in one callback post of a simulated executor process, as a real executor's.
+pub const RESULT_BATCH: usize = 1_000;
+
+/// Seconds skipped at each end of the firing window for the steady-window figures.
+const STEADY_SKIP_MS: i64 = 2_000;
+
+/// Which database and how many admins one configuration runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// SQLite (a fresh file) or the `--database-url` server.
+    pub sqlite: bool,
+    /// Admin processes on the database.
+    pub admins: usize,
+}
+
+impl Config {
+    /// Parses `sqlite:1`, `pg:3`, `mysql:3` or `server:3`; a server name must match the
+    /// `--database-url` backend (`server` takes whichever it is).
+    pub fn parse(text: &str, server: Option<Backend>) -> Result<Config, String> {
+        let (name, admins) = text
+            .split_once(':')
+            .ok_or_else(|| format!("config '{text}': expected BACKEND:ADMINS, e.g. pg:3"))?;
+        let admins: usize = admins
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| format!("config '{text}': admins must be a number ≥ 1"))?;
+        let wanted = match name.trim().to_ascii_lowercase().as_str() {
+            "sqlite" => {
+                if admins != 1 {
+                    return Err(format!("config '{text}': SQLite takes one admin only"));
+                }
+                return Ok(Config {
+                    sqlite: true,
+                    admins,
+                });
+            }
+            "pg" | "postgres" | "postgresql" => Some(Backend::Postgres),
+            "mysql" | "mariadb" => Some(Backend::MySql),
+            "server" => None,
+            other => return Err(format!("config '{text}': unknown backend '{other}'")),
+        };
+        match (server, wanted) {
+            (None, _) => Err(format!(
+                "config '{text}' needs --database-url (a PostgreSQL or MySQL server)"
+            )),
+            (Some(s), Some(w)) if s != w => Err(format!(
+                "config '{text}': --database-url is {}, not {}",
+                s.name(),
+                w.name()
+            )),
+            _ => Ok(Config {
+                sqlite: false,
+                admins,
+            }),
+        }
+    }
+
+    /// The default list: SQLite with one admin, then the server with each of `admins` counts
+    /// (SQLite alone without a server).
+    pub fn defaults(server: Option<Backend>, admins: &[usize]) -> Vec<Config> {
+        let mut out = vec![Config {
+            sqlite: true,
+            admins: 1,
+        }];
+        if server.is_some() {
+            out.extend(admins.iter().map(|&n| Config {
+                sqlite: false,
+                admins: n.max(1),
+            }));
+        }
+        out
+    }
+
+    fn label(&self, server: &str) -> String {
+        let backend = if self.sqlite { "sqlite" } else { server };
+        let s = if self.admins == 1 { "" } else { "s" };
+        format!("{backend}, {} admin{s}", self.admins)
+    }
+}
+
+/// Options of the scenario.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Configurations, run in order.
+    pub configs: Vec<Config>,
+    /// Jobs, each firing every second.
+    pub jobs: usize,
+    /// Seconds of firing.
+    pub duration: u64,
+    /// Simulated executor processes.
+    pub executors: usize,
+}
+
+/// Figures of one configuration.
+#[derive(Debug, Clone)]
+struct Outcome {
+    config: Config,
+    /// Fires the window should hold: jobs × seconds.
+    expected: usize,
+    /// Receipts of fires scheduled in the window.
+    lateness: Lateness,
+    check: FireCheck,
+    /// Receipts per second of the steady window.
+    rate: f64,
+    /// Runs with trigger code 200 whose log id no executor received.
+    reached_not_received: usize,
+    /// Runs left with trigger code 0 after the admins stopped.
+    code_zero: usize,
+    /// Runs with another trigger code (the trigger failed).
+    failed_triggers: usize,
+    /// Each admin's CPU over the window, percent of one core.
+    admin_cpu: Vec<f64>,
+    note: String,
+}
+
+/// Runs every configuration and prints the table and ratios.
+pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
+    let server = ctx.backend_name();
+    let mut outcomes = Vec::new();
+    for config in &opts.configs {
+        println!(
+            "cluster: {}, {} jobs, cron '* * * * * ?', {} s, {} simulated executor processes (load average {})",
+            config.label(&server),
+            opts.jobs,
+            opts.duration,
+            opts.executors,
+            load_average()
+        );
+        outcomes.push(run_config(ctx, opts, *config).await?);
+    }
+    println!("{}", table(&outcomes, opts, &server).render());
+    println!("{}", ratios(&outcomes, &server).render());
+    if let Some(o) = outcomes.iter().find(|o| o.lateness.all.is_empty()) {
+        return Err(format!(
+            "{} fired nothing: the scenario could not run",
+            o.config.label(&server)
+        ));
+    }
+    Ok(())
+}
+
+/// A fresh database, its admins and executors; fires, measures, stops and drops them all.
+async fn run_config(ctx: &Ctx, opts: &Options, config: Config) -> Result<Outcome, String> {
+    let url = if config.sqlite {
+        None
+    } else {
+        ctx.database_url.as_deref()
+    };
+    let db = BenchDb::create(url, &ctx.work, "clu").await?;
+    let mut admins = Vec::new();
+    let mut executors = Vec::new();
+    let result = async {
+        let group = db.group(BENCH_APP).await?;
+        // the first admin migrates and creates the first user alone, then the others join
+        for _ in 0..config.admins {
+            admins.push(start_admin(ctx, &db).await?);
+        }
+        let urls: Vec<String> = admins.iter().map(|a| a.url.clone()).collect();
+        for _ in 0..opts.executors {
+            executors.push(spawn_sim_executor(&ctx.work, &urls)?);
+        }
+        wait_registered(&db, &mut executors).await?;
+        fire_and_measure(&db, group, opts, config, &mut admins, &executors).await
+    }
+    .await;
+    for a in admins {
+        a.process.stop(Duration::from_secs(10)).await;
+    }
+    for e in executors {
+        e.process.stop(Duration::from_secs(2)).await;
+    }
+    db.drop_db().await;
+    result
+}
+
+/// A simulated executor process and its port.
+struct SimProcess {
+    process: Spawned,
+    port: u16,
+}
+
+/// Starts this binary as `sim-executor` on a free port, reporting to `admins`.
+fn spawn_sim_executor(work: &Path, admins: &[String]) -> Result<SimProcess, String> {
+    let me = std::env::current_exe().map_err(|e| format!("cannot locate the bench binary: {e}"))?;
+    let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+    let args = [
+        "sim-executor".to_string(),
+        "--admin".into(),
+        admins.join(","),
+        "--port".into(),
+        port.to_string(),
+    ];
+    let log = work.join(format!("sim-executor-{port}.log"));
+    let process = Spawned::start("simulated executor", &me, &args, log)?;
+    Ok(SimProcess { process, port })
+}
+
+/// Waits until every executor has registered (read from the database, as the admins read it).
+async fn wait_registered(db: &BenchDb, executors: &mut [SimProcess]) -> Result<(), String> {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let live = db
+            .store
+            .find_live_registry_for(BENCH_APP, now_ms() - 60_000)
+            .await
+            .map_err(|e| format!("cannot read the registry: {e}"))?;
+        if live.len() >= executors.len() {
+            return Ok(());
+        }
+        for e in executors.iter_mut() {
+            e.process.check_alive()?;
+        }
+        if Instant::now() > until {
+            return Err(format!(
+                "{} of {} simulated executors registered within 30 s",
+                live.len(),
+                executors.len()
+            ));
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Inserts the jobs, fires them for the window, stops the admins, then reads receipts and runs.
+async fn fire_and_measure(
+    db: &BenchDb,
+    group: i32,
+    opts: &Options,
+    config: Config,
+    admins: &mut Vec<RunningAdmin>,
+    executors: &[SimProcess],
+) -> Result<Outcome, String> {
+    let t0 = second_after(3_000 + opts.jobs as i64 / 2);
+    let end = t0 + opts.duration as i64 * 1_000;
+    db.insert_jobs(opts.jobs, |i| {
+        let mut job = scheduled_job(group, i, (ScheduleType::Cron, "* * * * * ?"), t0);
+        // spread over the executors, as a fleet is used
+        job.executor_route_strategy = RouteStrategy::Round;
+        job
+    })
+    .await?;
+    let mut note = String::new();
+    if now_ms() > t0 - 1_000 {
+        note.push_str("jobs were inserted less than 1 s before the first second; ");
+    }
+    let ids = db.job_ids(group).await?;
+    sleep_until_epoch_ms(t0).await;
+    let before = samples(admins)?;
+    let started = Instant::now();
+    sleep_until_epoch_ms(end).await;
+    let after = samples(admins)?;
+    let admin_cpu = before
+        .iter()
+        .zip(&after)
+        .map(|(b, a)| cpu_percent(*b, *a, started.elapsed()))
+        .collect();
+    // the last second's fires, then the admins stop: nothing changes the runs after that
+    actix_web::rt::time::sleep(Duration::from_secs(2)).await;
+    for a in std::mem::take(admins) {
+        a.process.stop(Duration::from_secs(10)).await;
+    }
+    let reports = fetch_reports(executors).await?;
+    let logs = logs_since(&db.store, t0 - 10_000).await?;
+    let mut outcome = measure(&reports, &logs, &ids, (t0, end), config);
+    outcome.admin_cpu = admin_cpu;
+    outcome.note.insert_str(0, &note);
+    Ok(outcome)
+}
+
+fn samples(admins: &[RunningAdmin]) -> Result<Vec<ProcSample>, String> {
+    admins.iter().map(|a| a.process.sample()).collect()
+}
+
+/// Every executor's receipts and counters.
+async fn fetch_reports(executors: &[SimProcess]) -> Result<Vec<ReceiptReport>, String> {
+    let client = awc::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .finish();
+    let mut out = Vec::new();
+    for e in executors {
+        let url = format!("http://127.0.0.1:{}{RECEIPTS_PATH}", e.port);
+        let mut res = client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|err| format!("GET {url}: {err}"))?;
+        let body = res
+            .body()
+            .limit(1 << 30)
+            .await
+            .map_err(|err| format!("GET {url}: {err}"))?;
+        out.push(parse_receipts(&body).map_err(|err| format!("GET {url}: {err}"))?);
+    }
+    Ok(out)
+}
+
+/// The figures of one configuration from the executors' receipts and the admins' run rows.
+fn measure(
+    reports: &[ReceiptReport],
+    logs: &HashMap<i64, LogFacts>,
+    ids: &[i32],
+    (t0, end): (i64, i64),
+    config: Config,
+) -> Outcome {
+    let receipts: Vec<Receipt> = reports
+        .iter()
+        .flat_map(|r| r.receipts.iter().copied())
+        .collect();
+    let mut late = Vec::new();
+    let mut fires = Vec::new();
+    let mut unknown = 0;
+    for r in &receipts {
+        match logs.get(&r.log_id) {
+            Some(l) => {
+                fires.push((l.job_id, l.schedule_time));
+                late.push((
+                    l.schedule_time,
+                    r.at_us as f64 / 1_000.0 - l.schedule_time as f64,
+                ));
+            }
+            None => unknown += 1,
+        }
+    }
+    let (from, to) = (t0 + STEADY_SKIP_MS, end - STEADY_SKIP_MS);
+    let steady_seconds = ((to - from) / 1_000).max(0);
+    let in_steady = fires.iter().filter(|(_, s)| *s >= from && *s < to).count();
+    let received: HashSet<i64> = receipts.iter().map(|r| r.log_id).collect();
+    let runs = run_rows(logs, &received);
+    let mut note = String::new();
+    if unknown > 0 {
+        note.push_str(&format!("{unknown} receipts without a run row; "));
+    }
+    let posted: u64 = reports.iter().map(|r| r.posted).sum();
+    let posts: u64 = reports.iter().map(|r| r.posts).sum();
+    if posts > 0 {
+        note.push_str(&format!(
+            "{posted} results posted in {posts} posts ({:.0} a post); ",
+            posted as f64 / posts as f64
+        ));
+    }
+    let failed: u64 = reports.iter().map(|r| r.failed).sum();
+    if failed > 0 {
+        note.push_str(&format!("{failed} results could not be posted; "));
+    }
+    let bad: u64 = reports.iter().map(|r| r.bad_requests).sum();
+    if bad > 0 {
+        note.push_str(&format!("{bad} unreadable /run bodies; "));
+    }
+    Outcome {
+        config,
+        expected: ids.len() * ((end - t0) / 1_000).max(0) as usize,
+        lateness: Lateness::of(late, (t0, end), STEADY_SKIP_MS),
+        check: check_fires(fires, ids, from, to),
+        rate: if steady_seconds > 0 {
+            in_steady as f64 / steady_seconds as f64
+        } else {
+            0.0
+        },
+        reached_not_received: runs.reached_not_received,
+        code_zero: runs.code_zero,
+        failed_triggers: runs.failed,
+        admin_cpu: Vec::new(),
+        note,
+    }
+}
+
+/// What the run rows say against what the executors received.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct RunRows {
+    reached_not_received: usize,
+    code_zero: usize,
+    failed: usize,
+}
+
+fn run_rows(logs: &HashMap<i64, LogFacts>, received: &HashSet<i64>) -> RunRows {
+    let mut out = RunRows::default();
+    for (id, l) in logs {
+        match l.trigger_code {
+            200 if !received.contains(id) => out.reached_not_received += 1,
+            200 => {}
+            0 => out.code_zero += 1,
+            _ => out.failed += 1,
+        }
+    }
+    out
+}
+
+fn table(outcomes: &[Outcome], opts: &Options, server: &str) -> Table {
+    let mut t = Table::new(
+        format!(
+            "cluster: {} jobs firing every second for {} s, {} simulated executor processes (results in batches of up to {RESULT_BATCH}); steady window without the first and last {} s",
+            opts.jobs,
+            opts.duration,
+            opts.executors,
+            STEADY_SKIP_MS / 1_000
+        ),
+        &[
+            "configuration",
+            "fires expected",
+            "receipts",
+            "duplicates",
+            "gaps (steady)",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "steady p99 ms",
+            "sustained /s",
+            "200 not received",
+            "code 0 left",
+            "failed triggers",
+            "admin CPU % (1 core each)",
+            "notes",
+        ],
+    );
+    for o in outcomes {
+        let (p50, p99, max) = summarize(&o.lateness.all)
+            .map_or(("-".into(), "-".into(), "-".into()), |s| {
+                (ms(s.p50), ms(s.p99), ms(s.max))
+            });
+        let steady = summarize(&o.lateness.steady).map_or("-".into(), |s| ms(s.p99));
+        let cpu: Vec<String> = o.admin_cpu.iter().map(|c| format!("{c:.0}")).collect();
+        t.row([
+            o.config.label(server),
+            o.expected.to_string(),
+            o.lateness.all.len().to_string(),
+            o.check.duplicates.to_string(),
+            format!("{} of {}", o.check.gaps, o.check.expected),
+            p50,
+            p99,
+            max,
+            steady,
+            format!("{:.0}", o.rate),
+            o.reached_not_received.to_string(),
+            o.code_zero.to_string(),
+            o.failed_triggers.to_string(),
+            cpu.join(" / "),
+            o.note.trim_end_matches("; ").to_string(),
+        ]);
+    }
+    t
+}
+
+/// The issue's comparisons, for the configurations this run holds.
+fn ratios(outcomes: &[Outcome], server: &str) -> Table {
+    let mut t = Table::new(
+        "cluster: ratios within this run",
+        &["ratio", "whole window", "steady window", "target"],
+    );
+    let find = |sqlite: bool, admins: usize| {
+        outcomes
+            .iter()
+            .find(|o| o.config == Config { sqlite, admins })
+    };
+    let p99 = |o: &Outcome| {
+        (
+            summarize(&o.lateness.all).map(|s| s.p99),
+            summarize(&o.lateness.steady).map(|s| s.p99),
+        )
+    };
+    if let (Some(lite), Some(one)) = (find(true, 1), find(false, 1)) {
+        let (a, b) = (p99(one), p99(lite));
+        t.row([
+            format!("p99: {server} 1 admin / sqlite 1 admin"),
+            ratio(a.0, b.0),
+            ratio(a.1, b.1),
+            "≤ 1.5".into(),
+        ]);
+    }
+    let one = find(false, 1);
+    for many in outcomes
+        .iter()
+        .filter(|o| !o.config.sqlite && o.config.admins > 1)
+    {
+        let Some(one) = one else { break };
+        let n = many.config.admins;
+        t.row([
+            format!("sustained rate: {server} {n} admins / 1 admin"),
+            "-".into(),
+            ratio(Some(many.rate), Some(one.rate)),
+            "≥ 1.0".into(),
+        ]);
+        let (a, b) = (p99(many), p99(one));
+        t.row([
+            format!("p99: {server} {n} admins / 1 admin"),
+            ratio(a.0, b.0),
+            ratio(a.1, b.1),
+            "≤ 1.2".into(),
+        ]);
+    }
+    t
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+        _ => "-".into(),
+    }
+}
+
+/// The hidden `sim-executor` mode: serves the executor protocol on 127.0.0.1:`port`, registers
+/// with the first admin that accepts (again every 30 s), posts results round robin over
+/// `admins`, and answers [`RECEIPTS_PATH`] until it is stopped.
+pub async fn sim_executor_main(admins: Vec<String>, port: u16) -> Result<(), String> {
+    if admins.is_empty() {
+        return Err("sim-executor: --admin is required".into());
+    }
+    let reporting = Reporting {
+        admins,
+        batch: RESULT_BATCH,
+    };
+    let sim = SimExecutor::start_reporting(reporting, port, 1)?;
+    loop {
+        if let Err(e) = sim.register(BENCH_APP).await {
+            eprintln!("sim-executor: cannot register: {e}");
+        }
+        actix_web::rt::time::sleep(Duration::from_secs(30)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_parse_and_check_the_server() {
+        let pg = Some(Backend::Postgres);
+        assert_eq!(
+            Config::parse("sqlite:1", None),
+            Ok(Config {
+                sqlite: true,
+                admins: 1
+            })
+        );
+        assert_eq!(
+            Config::parse("pg:3", pg),
+            Ok(Config {
+                sqlite: false,
+                admins: 3
+            })
+        );
+        assert!(Config::parse("server:2", pg).is_ok());
+        assert!(Config::parse("sqlite:3", pg).is_err());
+        assert!(Config::parse("mysql:1", pg).is_err());
+        assert!(Config::parse("pg:1", None).is_err());
+        assert!(Config::parse("pg:0", pg).is_err());
+        assert!(Config::parse("pg", pg).is_err());
+        assert_eq!(Config::defaults(None, &[1, 3]).len(), 1);
+        assert_eq!(Config::defaults(pg, &[1, 3]).len(), 3);
+    }
+
+    #[test]
+    fn run_rows_are_checked_against_receipts() {
+        let fact = |trigger_code| LogFacts {
+            job_id: 1,
+            schedule_time: 0,
+            trigger_code,
+            handle_code: 0,
+            handle_time: 0,
+        };
+        let logs: HashMap<i64, LogFacts> =
+            [(1, fact(200)), (2, fact(200)), (3, fact(0)), (4, fact(500))]
+                .into_iter()
+                .collect();
+        let received: HashSet<i64> = [1].into_iter().collect();
+        assert_eq!(
+            run_rows(&logs, &received),
+            RunRows {
+                reached_not_received: 1,
+                code_zero: 1,
+                failed: 1
+            }
+        );
+    }
+}
