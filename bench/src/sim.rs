@@ -62,7 +62,7 @@ pub struct SimExecutor {
 /// Where and how a simulated executor reports results.
 #[derive(Debug, Clone)]
 pub struct Reporting {
-    /// Admin base URLs, tried round robin; an admin that fails a post is skipped for the retry.
+    /// Admin base URLs, tried in order; an admin that fails a post is skipped for the retry.
     pub admins: Vec<String>,
     /// Most results in one callback post.
     pub batch: usize,
@@ -287,8 +287,9 @@ const CALLBACK_BATCH: usize = 500;
 /// Callback posts in flight at once, as a fleet of this many executors would have.
 const CALLBACK_POSTS_IN_FLIGHT: usize = 8;
 
-/// Every 20 ms, posts the results received since in chunks of `batch`, the chunks' first
-/// attempts going round robin over `admins`; a retry goes to the next admin.
+/// Every 20 ms, posts the results received since in chunks of `batch` to the first of `admins`
+/// that takes them, in order, as real executors (XXL-JOB's and jobwheel's) do; a failed post is
+/// retried on the next admin.
 async fn flush_loop(shared: Arc<SimShared>, admins: Rc<Vec<String>>, batch: usize) {
     let client = awc::Client::builder()
         .timeout(Duration::from_secs(30))
@@ -299,7 +300,6 @@ async fn flush_loop(shared: Arc<SimShared>, admins: Rc<Vec<String>>, batch: usiz
         return;
     }
     let slots = Arc::new(Semaphore::new(CALLBACK_POSTS_IN_FLIGHT));
-    let mut turn = 0usize;
     loop {
         actix_web::rt::time::sleep(Duration::from_millis(20)).await;
         let pending = std::mem::take(&mut *lock(&shared.pending));
@@ -312,14 +312,12 @@ async fn flush_loop(shared: Arc<SimShared>, admins: Rc<Vec<String>>, batch: usiz
                 return;
             };
             let (client, urls, shared) = (client.clone(), urls.clone(), shared.clone());
-            let first = turn;
-            turn = turn.wrapping_add(1);
             actix_web::rt::spawn(async move {
                 let body = Value::Array(items);
                 let n = body.as_array().map_or(0, Vec::len) as u64;
                 let mut sent = false;
                 for attempt in 0..5 {
-                    let url = &urls[(first + attempt) % urls.len()];
+                    let url = &urls[attempt % urls.len()];
                     if post_ok(&client, url, &body).await.is_ok() {
                         shared.posts.fetch_add(1, Ordering::Relaxed);
                         sent = true;
