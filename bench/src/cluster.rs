@@ -18,7 +18,9 @@ use jobwheel::model::{RouteStrategy, ScheduleType};
 use jobwheel::store::Backend;
 
 use super::common::RunningAdmin;
-use super::common::{load_average, logs_since, second_after, start_admin, Ctx, LogFacts};
+use super::common::{
+    load_average, logs_since, match_receipts, second_after, start_admin, Ctx, LogFacts, Matched,
+};
 use super::db::{scheduled_job, BenchDb, BENCH_APP};
 use super::procs::{cpu_percent, free_port, ProcSample, Spawned};
 use super::sim::{parse_receipts, Receipt, ReceiptReport, Reporting, SimExecutor, RECEIPTS_PATH};
@@ -334,21 +336,11 @@ fn measure(
         .iter()
         .flat_map(|r| r.receipts.iter().copied())
         .collect();
-    let mut late = Vec::new();
-    let mut fires = Vec::new();
-    let mut unknown = 0;
-    for r in &receipts {
-        match logs.get(&r.log_id) {
-            Some(l) => {
-                fires.push((l.job_id, l.schedule_time));
-                late.push((
-                    l.schedule_time,
-                    r.at_us as f64 / 1_000.0 - l.schedule_time as f64,
-                ));
-            }
-            None => unknown += 1,
-        }
-    }
+    let Matched {
+        fires,
+        late,
+        unknown,
+    } = match_receipts(&receipts, logs);
     let (from, to) = (t0 + STEADY_SKIP_MS, end - STEADY_SKIP_MS);
     let steady_seconds = ((to - from) / 1_000).max(0);
     let in_steady = fires.iter().filter(|(_, s)| *s >= from && *s < to).count();

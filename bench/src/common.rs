@@ -10,7 +10,7 @@ use jobwheel::store::{LogFilter, Store};
 
 use super::db::{BenchDb, BENCH_APP};
 use super::procs::{free_port, spawn_admin, wait_healthy, Spawned};
-use super::sim::SimExecutor;
+use super::sim::{Receipt, SimExecutor};
 
 /// Settings of a run, from the command line.
 #[derive(Debug, Clone)]
@@ -106,6 +106,38 @@ pub struct LogFacts {
     pub handle_code: i32,
     /// When the result was stored, epoch ms.
     pub handle_time: i64,
+}
+
+/// `/run` receipts matched to their run rows.
+pub struct Matched {
+    /// (job, scheduled second) of each matched receipt.
+    pub fires: Vec<(i32, i64)>,
+    /// (scheduled second, ms from it to the receipt) of each matched receipt.
+    pub late: Vec<(i64, f64)>,
+    /// Receipts whose log id has no run row.
+    pub unknown: usize,
+}
+
+/// Matches each receipt to its run row by log id.
+pub fn match_receipts(receipts: &[Receipt], logs: &HashMap<i64, LogFacts>) -> Matched {
+    let mut matched = Matched {
+        fires: Vec::with_capacity(receipts.len()),
+        late: Vec::with_capacity(receipts.len()),
+        unknown: 0,
+    };
+    for r in receipts {
+        match logs.get(&r.log_id) {
+            Some(l) => {
+                matched.fires.push((l.job_id, l.schedule_time));
+                matched.late.push((
+                    l.schedule_time,
+                    r.at_us as f64 / 1_000.0 - l.schedule_time as f64,
+                ));
+            }
+            None => matched.unknown += 1,
+        }
+    }
+    matched
 }
 
 /// Every log row triggered at or after `from_ms`, by log id.

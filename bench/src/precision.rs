@@ -11,7 +11,7 @@ use jobwheel::clock::{now_ms, now_us, sleep_until_epoch_ms};
 use jobwheel::model::ScheduleType;
 use tokio_cron_scheduler::{Job, JobScheduler};
 
-use super::common::{logs_since, mib, second_after, Ctx, Stage};
+use super::common::{logs_since, match_receipts, mib, second_after, Ctx, Matched, Stage};
 use super::db::scheduled_job;
 use super::procs::cpu_percent;
 use super::stats::{
@@ -280,21 +280,11 @@ async fn fire_and_measure(stage: &Stage, opts: &Options) -> Result<(Outcome, f64
     // its /run is sent, so the logs read afterwards hold them all
     let receipts = stage.sim.receipts();
     let logs = logs_since(&stage.db.store, t0 - 10_000).await?;
-    let mut late = Vec::new();
-    let mut fires = Vec::new();
-    let mut unknown = 0;
-    for r in receipts {
-        match logs.get(&r.log_id) {
-            Some(l) => {
-                fires.push((l.job_id, l.schedule_time));
-                late.push((
-                    l.schedule_time,
-                    r.at_us as f64 / 1_000.0 - l.schedule_time as f64,
-                ));
-            }
-            None => unknown += 1,
-        }
-    }
+    let Matched {
+        fires,
+        late,
+        unknown,
+    } = match_receipts(&receipts, &logs);
     if unknown > 0 {
         note.push_str(&format!("{unknown} receipts without a log row; "));
     }

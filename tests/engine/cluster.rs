@@ -11,11 +11,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
-use jobwheel::model::{AddressType, JobGroup, ScheduleType, TRIGGER_STATUS_RUNNING};
+use jobwheel::model::{ScheduleType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{Backend, LogFilter, Store};
 
-use crate::engine_support::job;
-use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb};
+use crate::engine_support::{job, manual_group};
+use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb, ADMIN_PASSWORD};
 
 const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
 pub(crate) const TOKEN: &str = "cluster-test-token-0123456789";
@@ -33,11 +33,13 @@ pub(crate) fn free_port() -> u16 {
     listener.local_addr().expect("its address").port()
 }
 
+/// `jobwheel admin` on `port`, its output in `dir/name.log`.
 pub(crate) fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
     let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
     Command::new(BIN)
         .args(["admin", "--bind", &format!("127.0.0.1:{port}")])
         .args(["--database-url", url, "--access-token", TOKEN])
+        .args(["--admin-password", ADMIN_PASSWORD])
         .current_dir(dir)
         .env("RUST_LOG", "warn,jobwheel=info")
         .stdout(Stdio::null())
@@ -48,16 +50,18 @@ pub(crate) fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child
 
 pub(crate) async fn wait_healthy(port: u16) {
     let client = awc::Client::default();
-    for _ in 0..300 {
-        let url = format!("http://127.0.0.1:{port}/healthz");
-        if let Ok(res) = client.get(url).send().await {
-            if res.status().is_success() {
-                return;
-            }
+    let healthy = wait_for(Duration::from_secs(30), || {
+        let req = client.get(format!("http://127.0.0.1:{port}/healthz"));
+        async move {
+            let res = req.send().await.ok()?;
+            res.status().is_success().then_some(())
         }
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the admin on port {port} did not become healthy");
+    })
+    .await;
+    assert!(
+        healthy.is_some(),
+        "the admin on port {port} did not become healthy"
+    );
 }
 
 pub(crate) fn signal(child: &Child, sig: &str) {
@@ -166,19 +170,7 @@ async fn one_admin_stops(scenario: Scenario) {
     // results are not posted: the test reads trigger outcomes, and a callback per run (real
     // executors batch them) would only load the first admin
     let executor = FakeExecutor::start(&first, TOKEN, Behaviour::without_results());
-    let group = db
-        .store
-        .insert_group(&JobGroup {
-            id: 0,
-            app_name: "cluster".into(),
-            title: "cluster".into(),
-            address_type: AddressType::Manual,
-            address_list: vec![executor.address.clone()],
-            access_token: None,
-            update_time: now_ms(),
-        })
-        .await
-        .expect("group");
+    let group = manual_group(&db.store, "cluster", &executor.address).await;
     // the first admin migrates and creates the first user alone, then the others join
     let mut children: Vec<Child> = vec![start_admin(&db.url, ports[0], dir.path(), "a0")];
     wait_healthy(ports[0]).await;

@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -18,21 +17,14 @@ use jobwheel::actors::monitor_lost::LOST_MSG;
 use jobwheel::actors::trigger::DEAD_AFTER_MS;
 use jobwheel::clock::now_ms;
 use jobwheel::executor_client::DEFAULT_TIMEOUT;
-use jobwheel::model::{
-    GlueType, JobGroup, JobLog, RouteStrategy, ScheduleType, TRIGGER_STATUS_RUNNING,
-};
+use jobwheel::model::{GlueType, JobLog, RouteStrategy, ScheduleType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{Backend, Store};
 
+use crate::cluster::{free_port, start_admin, wait_healthy, TOKEN};
 use crate::engine_support::*;
 use crate::kit::{expect_within, poll_for, Api, TestApp, TestDb, ADMIN_PASSWORD};
 
 const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
-const TOKEN: &str = "executor-faults-token-0123456789";
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
-}
 
 /// A `jobwheel executor` process; SIGKILLed when dropped.
 struct ExecutorProcess {
@@ -369,37 +361,6 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
 
 backends!(run: killed_executor_is_routed_around_and_its_runs_are_failed);
 
-/// `jobwheel admin` on `port`, its output in `dir/name.log`.
-fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
-    let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
-    Command::new(BIN)
-        .args(["admin", "--bind", &format!("127.0.0.1:{port}")])
-        .args(["--database-url", url, "--access-token", TOKEN])
-        .args(["--admin-password", ADMIN_PASSWORD])
-        .current_dir(dir)
-        .env("RUST_LOG", "warn,jobwheel=info")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("start an admin")
-}
-
-async fn wait_healthy(base: &str) {
-    let client = awc::Client::default();
-    let healthy = crate::kit::wait_for(Duration::from_secs(30), || {
-        let req = client.get(format!("{base}/healthz"));
-        async move {
-            let res = req.send().await.ok()?;
-            res.status().is_success().then_some(())
-        }
-    })
-    .await;
-    assert!(
-        healthy.is_some(),
-        "the admin at {base} did not become healthy"
-    );
-}
-
 /// The result of a run that ended while no admin was up is saved by its executor, and sent by
 /// the executor's next process once an admin is back.
 #[actix_web::test]
@@ -409,18 +370,7 @@ async fn a_restarted_executor_delivers_the_results_it_had_saved() {
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let s = db.store.clone();
-    let group = s
-        .insert_group(&JobGroup {
-            id: 0,
-            app_name: "saved".into(),
-            title: "saved".into(),
-            address_type: jobwheel::model::AddressType::Auto,
-            address_list: vec![],
-            access_token: None,
-            update_time: now_ms(),
-        })
-        .await
-        .expect("group");
+    let group = new_group(&s, "saved").await;
     // the script ends when the test says so: after the admin is gone
     let go = dir.path().join("go");
     let mut script = job(group, "ends on a signal from the test", "");
@@ -435,7 +385,7 @@ async fn a_restarted_executor_delivers_the_results_it_had_saved() {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let mut admin = start_admin(&db.url, port, dir.path(), "admin");
-    wait_healthy(&base).await;
+    wait_healthy(port).await;
     let log_path = dir.path().join("executor");
     let mut executor = ExecutorProcess::start(&base, "saved", free_port(), &log_path);
     wait_registered(&s, "saved", &[&executor.address], 0).await;
@@ -484,7 +434,7 @@ async fn a_restarted_executor_delivers_the_results_it_had_saved() {
     );
 
     let mut admin = start_admin(&db.url, port, dir.path(), "admin-again");
-    wait_healthy(&base).await;
+    wait_healthy(port).await;
     let executor = ExecutorProcess::start(&base, "saved", free_port(), &log_path);
     let done = expect_within("the saved result stored", Duration::from_secs(20), || {
         let s = s.clone();

@@ -10,13 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
-use jobwheel::model::{
-    AddressType, JobGroup, MisfireStrategy, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING,
-};
+use jobwheel::model::{MisfireStrategy, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{Backend, LogFilter};
 
 use crate::cluster::{free_port, signal, start_admin, tally, wait_healthy, TOKEN};
-use crate::engine_support::job;
+use crate::engine_support::{job, manual_group};
 use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb};
 
 const JOBS: usize = 100;
@@ -121,19 +119,7 @@ async fn postgres_out_of_reach_for_ten_seconds() {
         TOKEN,
         Behaviour::without_results(),
     );
-    let group = db
-        .store
-        .insert_group(&JobGroup {
-            id: 0,
-            app_name: "outage".into(),
-            title: "outage".into(),
-            address_type: AddressType::Manual,
-            address_list: vec![executor.address.clone()],
-            access_token: None,
-            update_time: now_ms(),
-        })
-        .await
-        .expect("group");
+    let group = manual_group(&db.store, "outage", &executor.address).await;
     let mut admin = start_admin(url.as_str(), port, dir.as_path(), "admin");
     wait_healthy(port).await;
     let start = (now_ms() / 1_000 + 3) * 1_000;

@@ -67,6 +67,22 @@ pub async fn new_group(store: &Store, app: &str) -> i32 {
         .expect("insert group")
 }
 
+/// A manual group listing the one executor at `address`, written straight to the database.
+pub async fn manual_group(store: &Store, app: &str, address: &str) -> i32 {
+    store
+        .insert_group(&JobGroup {
+            id: 0,
+            app_name: app.to_string(),
+            title: format!("{app} executors"),
+            address_type: AddressType::Manual,
+            address_list: vec![address.to_string()],
+            access_token: None,
+            update_time: now_ms(),
+        })
+        .await
+        .expect("insert group")
+}
+
 /// A manual-only job (schedule NONE) with the given handler.
 pub fn job(group: i32, desc: &str, handler: &str) -> JobInfo {
     let mut j = JobInfo::new(group, desc, handler);
