@@ -17,6 +17,20 @@ use crate::model::{alarm_status, NewLog, TriggerOutcome};
 /// lowest) at 9 parameters a row.
 const CHUNK: usize = 1_000;
 
+/// How long a result write waits, each time, before it comes back for rows an outcome write
+/// held; an outcome write holds its rows for one statement.
+const SKIPPED_ROW_PAUSES: [std::time::Duration; 6] = {
+    use std::time::Duration;
+    [
+        Duration::from_millis(5),
+        Duration::from_millis(10),
+        Duration::from_millis(20),
+        Duration::from_millis(50),
+        Duration::from_millis(100),
+        Duration::from_millis(200),
+    ]
+};
+
 const INSERT_HEAD: &str = "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, \
     trigger_time, executor_handler, executor_param, executor_sharding_param, executor_fail_retry_count, \
     trigger_code, handle_code, handle_time, alarm_status) VALUES ";
@@ -238,14 +252,17 @@ impl Store {
                    alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END";
         let list = placeholders(ids.len());
         macro_rules! bind_set {
-            ($q:expr) => {{
+            ($q:expr) => {
+                bind_set!($q, ids)
+            };
+            ($q:expr, $ids:expr) => {{
                 let mut q = $q
                     .bind(code)
                     .bind(msg)
                     .bind(now)
                     .bind(code)
                     .bind(alarm_status::NOT_NEEDED);
-                for id in ids {
+                for id in $ids {
                     q = q.bind(*id);
                 }
                 q
@@ -258,11 +275,50 @@ impl Store {
                     .fetch_all(pool)
                     .await?,
             ),
-            Db::Postgres(pool) => ids_from_rows(
-                &bind_set!(sqlx::query(&returning).persistent(false))
-                    .fetch_all(pool)
-                    .await?,
-            ),
+            Db::Postgres(pool) => {
+                // Each admin writes the outcomes of the runs it fired while results for the same
+                // rows reach whichever admin the executor posts to: two writers of one row in two
+                // processes. Result writes therefore never wait for a row lock (they skip locked
+                // rows and come back for them), so no lock cycle can form between the two.
+                let mut stored = Vec::with_capacity(ids.len());
+                let mut left = ids.to_vec();
+                for pause in SKIPPED_ROW_PAUSES {
+                    let skipping = self.sql(complete_skipping_locked_sql(set, left.len()));
+                    let done = ids_from_rows(
+                        &bind_set!(sqlx::query(&skipping).persistent(false), &left)
+                            .fetch_all(pool)
+                            .await?,
+                    )?;
+                    let done_now: HashSet<i64> = done.iter().copied().collect();
+                    stored.extend(done);
+                    left.retain(|id| !done_now.contains(id));
+                    if left.is_empty() {
+                        return Ok(stored);
+                    }
+                    // rows not stored are either closed already or locked by an outcome write
+                    let open = self.sql(format!(
+                        "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({})",
+                        placeholders(left.len())
+                    ));
+                    let mut q = sqlx::query(&open).persistent(false);
+                    for id in &left {
+                        q = q.bind(*id);
+                    }
+                    left = ids_from_rows(&q.fetch_all(pool).await?)?;
+                    if left.is_empty() {
+                        return Ok(stored);
+                    }
+                    tokio::time::sleep(pause).await;
+                }
+                // still locked after every pause: wait for the lock like any other statement
+                let waiting = self.sql(complete_returning_sql(set, left.len(), Backend::Postgres));
+                stored.extend(ids_from_rows(
+                    &bind_set!(sqlx::query(&waiting).persistent(false), &left)
+                        .fetch_all(pool)
+                        .await?,
+                )?);
+                Ok(stored)
+            }
             Db::MySql(pool) => {
                 // no UPDATE ... RETURNING: lock the open rows, then update exactly those
                 let mut tx = pool.begin().await?;
@@ -309,6 +365,16 @@ fn complete_returning_sql(set: &str, n: usize, backend: Backend) -> String {
     let unindexed = if backend == Backend::Sqlite { "+" } else { "" };
     format!(
         "{set} WHERE {unindexed}handle_code = 0 AND id IN ({}) RETURNING CAST(id AS BIGINT) AS id",
+        placeholders(n)
+    )
+}
+
+/// PostgreSQL: sets a result on the open logs among `n` ids that no other transaction holds;
+/// the ids are locked first in a sub-select so that the update itself finds them by key.
+fn complete_skipping_locked_sql(set: &str, n: usize) -> String {
+    format!(
+        "{set} WHERE id = ANY(ARRAY(SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({}) \
+         FOR UPDATE SKIP LOCKED)) RETURNING id",
         placeholders(n)
     )
 }

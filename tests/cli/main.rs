@@ -448,3 +448,92 @@ async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
     std::io::Read::read_to_string(&mut again.stdout.take().unwrap(), &mut out).unwrap();
     assert!(!out.contains(&token) && !out.contains(&password), "{out}");
 }
+
+/// The long flags `jobwheel MODE --help` lists.
+fn flags_of(mode: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let help = String::from_utf8(jobwheel(dir.path(), &[mode, "--help"]).stdout).unwrap();
+    let longs = help
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("--"))
+        .map(|w| w.trim_end_matches([',', '.', ']', ')']).to_string());
+    let mut flags: Vec<String> = longs
+        .filter(|f| !f.is_empty() && !matches!(f.as_str(), "help" | "version" | "config"))
+        .collect();
+    flags.sort();
+    flags.dedup();
+    assert!(!flags.is_empty(), "no flags in `jobwheel {mode} --help`:\n{help}");
+    flags
+}
+
+/// Waits until something listens on `port` of 127.0.0.1.
+fn wait_listening(child: &mut Child, port: u16) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("stopped before listening: {status:?}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "not listening");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_sample_config_names_every_flag_and_each_mode_starts_with_it() {
+    let sample = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/packaging/jobwheel.toml"
+    ))
+    .unwrap();
+    let mut documented = 0;
+    for mode in ["admin", "executor", "standalone", "migrate"] {
+        for flag in flags_of(mode) {
+            documented += 1;
+            assert!(
+                sample.contains(&format!("\n# {flag} = ")),
+                "packaging/jobwheel.toml does not document --{flag} of {mode}"
+            );
+        }
+    }
+    assert!(documented > 30, "only {documented} flags found");
+    // every documented value, uncommented, is one jobwheel accepts
+    let uncommented: String = sample
+        .lines()
+        .map(|line| match line.strip_prefix("# ") {
+            Some(setting) if setting.split_once(" = ").is_some_and(|(k, _)| !k.contains(' ')) => {
+                setting
+            }
+            _ => line,
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("jobwheel.toml");
+    std::fs::write(&config, uncommented).unwrap();
+    let config = config.to_str().unwrap();
+
+    let port = free_port();
+    let db = format!("sqlite://{}/jobwheel.db", dir.path().display());
+    let bind = format!("127.0.0.1:{port}");
+    let port_text = port.to_string();
+    let logs = dir.path().join("joblogs");
+    let runs: [Vec<&str>; 2] = [
+        vec!["admin", "--bind", &bind, "--database-url", &db],
+        vec!["executor", "--bind", "127.0.0.1", "--port", &port_text],
+    ];
+    for args in runs {
+        let mut child = Command::new(BIN)
+            .args(["--config", config])
+            .args(&args)
+            .env("JOBWHEEL_LOG_PATH", &logs)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_listening(&mut child, port);
+        interrupt(&child);
+        let exit = wait_exit(&mut child, Duration::from_secs(20));
+        assert!(exit.success(), "{args:?} with the sample settings: {exit:?}");
+    }
+}

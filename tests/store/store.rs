@@ -1467,3 +1467,53 @@ async fn scratch_databases_come_and_go() {
         Store::drop_scratch_database(&server, &name).await.unwrap();
     }
 }
+
+/// On PostgreSQL a result write does not wait for a row another admin's outcome write holds: it
+/// stores the rest at once and comes back for the held row, so the two cannot deadlock.
+#[tokio::test]
+async fn postgres_results_pass_rows_held_by_another_writer() {
+    use sqlx::Connection;
+    let Some(db) = crate::kit::db::TestDb::create(Backend::Postgres).await else {
+        return;
+    };
+    let s = &db.store;
+    let g = new_group(s, "held").await;
+    let j = s.insert_job(&job(g, "j")).await.unwrap();
+    let held = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
+    let free = s.insert_log(&cron_log(g, j, 2_000)).await.unwrap();
+
+    let mut other = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let mut tx = other.begin().await.unwrap();
+    sqlx::query("SELECT id FROM job_log WHERE id = $1 FOR UPDATE")
+        .bind(held)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+
+    let row = |id: i64| jobwheel::store::LogResultRow {
+        log_id: id,
+        handle_code: 200,
+        handle_msg: None,
+    };
+    let store = s.clone();
+    let write =
+        tokio::spawn(async move { store.complete_logs(&[row(held), row(free)], 30).await });
+    let free_stored = async {
+        loop {
+            if s.get_log(free).await.unwrap().unwrap().handle_code == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), free_stored)
+        .await
+        .expect("the free row is stored while the other row is held");
+    assert_eq!(s.get_log(held).await.unwrap().unwrap().handle_code, 0);
+    tx.rollback().await.unwrap();
+
+    let stored = write.await.unwrap().unwrap();
+    assert_eq!(stored, vec![true, true]);
+    assert_eq!(s.get_log(held).await.unwrap().unwrap().handle_code, 200);
+    db.drop_db().await;
+}
