@@ -19,6 +19,7 @@ use crate::actors::registry::RegistryActor;
 use crate::actors::result_intake::{ResultIntake, YIELD_TO_CALLS_MAX};
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
+use crate::actors::supervision::ActorBoard;
 use crate::actors::trigger::TriggerEnv;
 use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError};
 use crate::config::{AdminSettings, LocalExecutorSettings, LOCAL_APP_NAME};
@@ -82,6 +83,8 @@ pub struct AdminActors {
     pub node: Addr<NodeBeat>,
     /// This admin's id in the cluster: the owner of the fire times it claims.
     pub node_id: Arc<str>,
+    /// Every actor's life: state, restarts, last error.
+    pub board: ActorBoard,
     // the ring's own thread, so a busy system arbiter never delays a tick
     _ring_arbiter: Arc<ArbiterGuard>,
 }
@@ -133,23 +136,28 @@ pub fn start_actors_with(
     );
     // executor calls in flight, which result and outcome writes yield to
     let calls = CallGauge::new();
+    let board = ActorBoard::new();
     let dispatcher = Supervisor::start({
         let (env, calls) = (env.clone(), calls.clone());
-        move |_| Dispatcher::new(pools, env, calls)
+        let life = board.life("dispatcher");
+        move |_| Dispatcher::new(pools, env, calls).with_life(life)
     });
     let ring_arbiter = Arbiter::new();
     let ring = Supervisor::start_in_arbiter(&ring_arbiter.handle(), {
         let dispatcher = dispatcher.clone();
-        move |_| RingActor::new(dispatcher)
+        let life = board.life("ring");
+        move |_| RingActor::new(dispatcher).with_life(life)
     });
     let registry = Supervisor::start({
         let store = db.clone();
-        move |_| RegistryActor::new(store)
+        let life = board.life("registry");
+        move |_| RegistryActor::new(store).with_life(life)
     });
     let callbacks = Supervisor::start({
         let env = env.clone();
         let dispatcher = dispatcher.clone();
-        move |_| ResultIntake::new(env, dispatcher, calls, YIELD_TO_CALLS_MAX)
+        let life = board.life("result-intake");
+        move |_| ResultIntake::new(env, dispatcher, calls, YIELD_TO_CALLS_MAX).with_life(life)
     });
     // XXL-JOB's pre-read batch: (fast + slow) * 10
     let batch = ((settings.trigger_pool_fast_max + settings.trigger_pool_slow_max) * 10) as i64;
@@ -158,7 +166,8 @@ pub fn start_actors_with(
         // a connection of its own: a busy pool must not make this admin look dead
         let store = ActorStore::new(store.own_connection());
         let (id, address) = (node_id.clone(), env.admin_address.clone());
-        move |_| NodeBeat::new(store.clone(), id.clone(), address.clone())
+        let life = board.life("node-beat");
+        move |_| NodeBeat::new(store.clone(), id.clone(), address.clone()).with_life(life)
     });
     let schedule = Supervisor::start({
         let store = db.clone();
@@ -166,25 +175,38 @@ pub fn start_actors_with(
         let dispatcher = dispatcher.clone();
         let tz = settings.timezone;
         let me = (node_id.clone(), node.clone());
-        move |_| ScheduleActor::new(store, ring, dispatcher, me, tz, batch)
+        let life = board.life("schedule");
+        move |_| ScheduleActor::new(store, ring, dispatcher, me, tz, batch).with_life(life)
     });
     // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once
     let fail_monitor = Supervisor::start({
         let store = db.clone();
         let dispatcher = dispatcher.clone();
         let monitors = monitors.clone();
-        move |_| FailMonitor::new(store, dispatcher, &monitors)
+        let life = board.life("fail-monitor");
+        move |_| FailMonitor::new(store, dispatcher, &monitors).with_life(life)
     });
     let lost_monitor = Supervisor::start({
         let env = env.clone();
         let dispatcher = dispatcher.clone();
         let monitors = monitors.clone();
-        move |_| LostResultMonitor::new(env, dispatcher, &monitors)
+        let life = board.life("lost-monitor");
+        move |_| LostResultMonitor::new(env, dispatcher, &monitors).with_life(life)
     });
     let report = Supervisor::start({
         let store = db.clone();
-        move |_| LogReportActor::new(store, monitors)
+        let life = board.life("log-report");
+        move |_| LogReportActor::new(store, monitors).with_life(life)
     });
+    board.watch("dispatcher", dispatcher.clone().recipient());
+    board.watch("ring", ring.clone().recipient());
+    board.watch("registry", registry.clone().recipient());
+    board.watch("result-intake", callbacks.clone().recipient());
+    board.watch("node-beat", node.clone().recipient());
+    board.watch("schedule", schedule.clone().recipient());
+    board.watch("fail-monitor", fail_monitor.clone().recipient());
+    board.watch("lost-monitor", lost_monitor.clone().recipient());
+    board.watch("log-report", report.clone().recipient());
     AdminActors {
         schedule,
         ring,
@@ -196,6 +218,7 @@ pub fn start_actors_with(
         report,
         node,
         node_id,
+        board,
         _ring_arbiter: Arc::new(ArbiterGuard(ring_arbiter)),
     }
 }
@@ -305,6 +328,7 @@ impl Admin {
             registry: actors.registry.clone(),
             callbacks: actors.callbacks.clone(),
             dispatcher: actors.dispatcher.clone(),
+            actors: actors.board.clone(),
             settings: Arc::new(settings.clone()),
             logins: Arc::new(LoginLimiter::new(settings.login_limit)),
         };

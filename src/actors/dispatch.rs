@@ -25,6 +25,7 @@ use tokio::sync::{oneshot, Semaphore};
 
 use super::call_gauge::CallGauge;
 use super::outcome_writer::OutcomeWriter;
+use super::supervision::{answers_probes, ActorLife};
 use super::trigger::{
     after_fire, expected_calls, fire_prepared, prepare_batch, Prepared, TriggerEnv, TriggerReport,
 };
@@ -169,6 +170,7 @@ pub struct Dispatcher {
     slow: Option<Pool>,
     slow_counts: HashMap<i32, u32>,
     minute: i64,
+    life: ActorLife,
 }
 
 impl Dispatcher {
@@ -182,7 +184,13 @@ impl Dispatcher {
             slow: None,
             slow_counts: HashMap::new(),
             minute: now_ms() / 60_000,
+            life: ActorLife::detached("dispatcher"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        Dispatcher { life, ..self }
     }
 
     fn roll_minute(&mut self) {
@@ -204,6 +212,7 @@ impl Actor for Dispatcher {
     fn started(&mut self, ctx: &mut Self::Context) {
         // triggers arrive in bursts each second; never make the ring wait on a full mailbox
         ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
+        self.life.started();
         let me = ctx.address();
         self.fast = Some(Pool::start(
             "fast",
@@ -231,6 +240,7 @@ impl Actor for Dispatcher {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
         for pool in [self.fast.take(), self.slow.take()].into_iter().flatten() {
             for arbiter in &pool._arbiters {
                 arbiter.stop();
@@ -243,6 +253,8 @@ impl Actor for Dispatcher {
         }
     }
 }
+
+answers_probes!(Dispatcher);
 
 impl Supervised for Dispatcher {
     fn restarting(&mut self, _ctx: &mut Self::Context) {

@@ -55,6 +55,8 @@ pub mod ring;
 #[cfg(feature = "admin")]
 pub mod schedule;
 #[cfg(feature = "admin")]
+pub mod supervision;
+#[cfg(feature = "admin")]
 pub mod takeover;
 #[cfg(feature = "admin")]
 pub mod trigger;

@@ -23,6 +23,7 @@ use futures_util::stream::{self, StreamExt};
 
 use super::dispatch::{trigger_and_wait, Dispatcher, Trigger};
 use super::monitor::{backoff, next_pass, MonitorSettings};
+use super::supervision::{answers_probes, ActorLife};
 use crate::alarm::{Alarm, AlarmEvent, Alarmer, EmailAlarm, WebhookAlarm};
 use crate::clock::now_ms;
 use crate::model::{alarm_status, TriggerType};
@@ -279,6 +280,7 @@ pub struct FailMonitor {
     alarmer: Rc<Alarmer>,
     interval: Duration,
     failures: u32,
+    life: ActorLife,
 }
 
 impl FailMonitor {
@@ -309,38 +311,50 @@ impl FailMonitor {
             alarmer: Rc::new(alarmer),
             interval,
             failures: 0,
+            life: ActorLife::detached("fail-monitor"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        FailMonitor { life, ..self }
     }
 
     fn pass(&mut self, ctx: &mut Context<Self>) {
         let store = self.store.clone();
         let dispatcher = self.dispatcher.clone();
         let alarmer = self.alarmer.clone();
+        let life = self.life.clone();
+        life.working();
         ctx.wait(
-            async move { fail_pass(&store, &dispatcher, &alarmer, now_ms(), FAIL_BATCH).await }
-                .into_actor(self)
-                .map(|result, act, ctx| {
-                    let delay = match result {
-                        Ok(report) => {
-                            act.failures = 0;
-                            if report.handled > 0 || report.errors > 0 {
-                                log::debug!("fail monitor pass: {report:?}");
-                            }
-                            next_pass(act.interval)
+            async move {
+                life.fault_point(&store).await?;
+                fail_pass(&store, &dispatcher, &alarmer, now_ms(), FAIL_BATCH).await
+            }
+            .into_actor(self)
+            .map(|result, act, ctx| {
+                let delay = match result {
+                    Ok(report) => {
+                        act.failures = 0;
+                        if report.handled > 0 || report.errors > 0 {
+                            log::debug!("fail monitor pass: {report:?}");
                         }
-                        Err(e) => {
-                            act.failures += 1;
-                            let delay = backoff(act.interval, act.failures);
-                            log::log!(
-                                act.store.failure_level(log::Level::Error),
-                                "fail monitor pass failed ({} in a row), retrying in {delay:?}: {e}",
-                                act.failures
-                            );
-                            delay
-                        }
-                    };
-                    ctx.run_later(delay, |act, ctx| act.pass(ctx));
-                }),
+                        next_pass(act.interval)
+                    }
+                    Err(e) if act.life.stop_on_panic(&e, ctx) => return,
+                    Err(e) => {
+                        act.failures += 1;
+                        let delay = backoff(act.interval, act.failures);
+                        log::log!(
+                            act.store.failure_level(log::Level::Error),
+                            "fail monitor pass failed ({} in a row), retrying in {delay:?}: {e}",
+                            act.failures
+                        );
+                        delay
+                    }
+                };
+                ctx.run_later(delay, |act, ctx| act.pass(ctx));
+            }),
         );
     }
 }
@@ -350,12 +364,20 @@ impl Actor for FailMonitor {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         log::info!("fail monitor started (every {:?})", self.interval);
-        self.pass(ctx);
+        let wait = self.life.started();
+        ctx.run_later(wait, |act, ctx| act.pass(ctx));
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
     }
 }
 
 impl Supervised for FailMonitor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        log::warn!("fail monitor restarting");
+        // pending retries and alarms live in the database; the next pass reads them again
+        self.failures = 0;
     }
 }
+
+answers_probes!(FailMonitor);

@@ -24,6 +24,7 @@ use actix::prelude::*;
 use super::dispatch::Dispatcher;
 use super::monitor::{backoff, next_pass, MonitorSettings};
 use super::result_intake::{complete_one, CallbackOutcome};
+use super::supervision::{answers_probes, ActorLife};
 use super::trigger::TriggerEnv;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
@@ -172,6 +173,7 @@ pub struct LostResultMonitor {
     interval: Duration,
     timeout: Duration,
     failures: u32,
+    life: ActorLife,
 }
 
 impl LostResultMonitor {
@@ -184,7 +186,13 @@ impl LostResultMonitor {
             interval: settings.lost_interval,
             timeout: settings.lost_result_timeout,
             failures: 0,
+            life: ActorLife::detached("lost-monitor"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        LostResultMonitor { life, ..self }
     }
 
     fn pass(&mut self, ctx: &mut Context<Self>) {
@@ -192,30 +200,41 @@ impl LostResultMonitor {
         let dispatcher = self.dispatcher.clone();
         let client = self.client.clone();
         let timeout = self.timeout;
+        let life = self.life.clone();
+        life.working();
         ctx.wait(
             async move {
-                lost_pass(&env, &dispatcher, &client, timeout, now_ms(), LOST_BATCH).await
+                // its own failures are text (they mix executor and database errors); only a
+                // panic of its work stops it
+                life.fault_point(&env.store).await?;
+                Ok(lost_pass(&env, &dispatcher, &client, timeout, now_ms(), LOST_BATCH).await)
             }
-                .into_actor(self)
-                .map(|result, act, ctx| {
-                    let delay = match result {
-                        Ok(_) => {
-                            act.failures = 0;
-                            next_pass(act.interval)
-                        }
-                        Err(e) => {
-                            act.failures += 1;
-                            let delay = backoff(act.interval, act.failures);
-                            log::log!(
-                                act.env.store.failure_level(log::Level::Error),
-                                "lost-result pass failed ({} in a row), retrying in {delay:?}: {e}",
-                                act.failures
-                            );
-                            delay
-                        }
-                    };
-                    ctx.run_later(delay, |act, ctx| act.pass(ctx));
-                }),
+            .into_actor(self)
+            .map(|result, act, ctx| {
+                let delay = match result {
+                    Ok(Ok(_)) => {
+                        act.failures = 0;
+                        Ok(next_pass(act.interval))
+                    }
+                    Err(e) if act.life.stop_on_panic(&e, ctx) => return,
+                    Err(e) => Err(e.to_string()),
+                    Ok(Err(e)) => Err(e),
+                };
+                let delay = match delay {
+                    Ok(delay) => delay,
+                    Err(e) => {
+                        act.failures += 1;
+                        let delay = backoff(act.interval, act.failures);
+                        log::log!(
+                            act.env.store.failure_level(log::Level::Error),
+                            "lost-result pass failed ({} in a row), retrying in {delay:?}: {e}",
+                            act.failures
+                        );
+                        delay
+                    }
+                };
+                ctx.run_later(delay, |act, ctx| act.pass(ctx));
+            }),
         );
     }
 }
@@ -229,12 +248,21 @@ impl Actor for LostResultMonitor {
             self.interval,
             self.timeout
         );
-        self.pass(ctx);
+        let wait = self.life.started();
+        ctx.run_later(wait, |act, ctx| act.pass(ctx));
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
     }
 }
 
 impl Supervised for LostResultMonitor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        log::warn!("lost-result monitor restarting");
+        // the runs it watches are in the database; the next pass reads them again
+        self.failures = 0;
+        self.client = Rc::new(ExecutorClient::default());
     }
 }
+
+answers_probes!(LostResultMonitor);

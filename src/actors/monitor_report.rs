@@ -12,6 +12,7 @@ use chrono::{Days, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 
 use super::monitor::{backoff, next_pass, MonitorSettings};
+use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
 use crate::model::LogReport;
 use crate::store::{ActorStore, Store, StoreError};
@@ -143,6 +144,7 @@ pub struct LogReportActor {
     settings: MonitorSettings,
     last_retention: Option<Instant>,
     failures: u32,
+    life: ActorLife,
 }
 
 impl LogReportActor {
@@ -153,7 +155,13 @@ impl LogReportActor {
             settings,
             last_retention: None,
             failures: 0,
+            life: ActorLife::detached("log-report"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        LogReportActor { life, ..self }
     }
 
     fn retention_due(&self) -> bool {
@@ -168,8 +176,11 @@ impl LogReportActor {
         let store = self.store.clone();
         let settings = self.settings.clone();
         let due = self.retention_due();
+        let life = self.life.clone();
+        life.working();
         ctx.wait(
             async move {
+                life.fault_point(&store).await?;
                 store
                     .run(move |s| async move { report_pass(&s, &settings, now_ms(), due).await })
                     .await
@@ -184,6 +195,7 @@ impl LogReportActor {
                         }
                         next_pass(act.settings.report_interval)
                     }
+                    Err(e) if act.life.stop_on_panic(&e, ctx) => return,
                     Err(e) => {
                         act.failures += 1;
                         let delay = backoff(act.settings.report_interval, act.failures);
@@ -214,15 +226,24 @@ impl Actor for LogReportActor {
             self.settings.report_interval,
             self.settings.timezone
         );
-        self.pass(ctx);
+        let wait = self.life.started();
+        ctx.run_later(wait, |act, ctx| act.pass(ctx));
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
     }
 }
 
 impl Supervised for LogReportActor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        log::warn!("log report actor restarting");
+        // the counts are re-read from the database; retention runs again at the first pass
+        self.failures = 0;
+        self.last_retention = None;
     }
 }
+
+answers_probes!(LogReportActor);
 
 #[cfg(test)]
 mod tests {

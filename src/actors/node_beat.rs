@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
 use crate::store::{ActorStore, Share};
 
@@ -58,6 +59,7 @@ pub struct NodeBeat {
     share: Share,
     beating: bool,
     left: bool,
+    life: ActorLife,
 }
 
 impl NodeBeat {
@@ -72,7 +74,13 @@ impl NodeBeat {
             share: Share::ALL,
             beating: false,
             left: false,
+            life: ActorLife::detached("node-beat"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        NodeBeat { life, ..self }
     }
 
     fn beat(&mut self, ctx: &mut Context<Self>) {
@@ -87,8 +95,11 @@ impl NodeBeat {
             self.started_at,
         );
         let at = now_ms();
+        let life = self.life.clone();
+        life.working();
         ctx.spawn(
             async move {
+                life.fault_point(&store).await?;
                 store
                     .run(move |s| async move {
                         s.beat_node(&node, &address, started, at).await?;
@@ -97,8 +108,13 @@ impl NodeBeat {
                     .await
             }
             .into_actor(self)
-            .map(move |result, act, _| {
+            .map(move |result, act, ctx| {
                 act.beating = false;
+                if let Err(e) = &result {
+                    if act.life.stop_on_panic(e, ctx) {
+                        return;
+                    }
+                }
                 if let Ok(members) = &result {
                     act.follow(members);
                 }
@@ -140,18 +156,27 @@ impl Actor for NodeBeat {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         log::info!("admin node {} started ({})", self.node, self.address);
-        self.beat(ctx);
-        ctx.run_interval(BEAT_EVERY, |act, ctx| act.beat(ctx));
+        let wait = self.life.started();
+        ctx.run_later(wait, |act, ctx| {
+            act.beat(ctx);
+            ctx.run_interval(BEAT_EVERY, |act, ctx| act.beat(ctx));
+        });
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
     }
 }
 
 impl Supervised for NodeBeat {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        log::warn!("admin node {}: heartbeat restarting", self.node);
+        // beats again from scratch: it must beat without a gap before it takes over anyone
         self.healthy_since = None;
         self.beating = false;
     }
 }
+
+answers_probes!(NodeBeat);
 
 impl Handler<ClusterRole> for NodeBeat {
     type Result = MessageResult<ClusterRole>;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use super::supervision::{answers_probes, ActorLife};
 use super::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, JobGroup};
@@ -48,6 +49,7 @@ pub struct RefreshGroups;
 pub struct RegistryActor {
     store: ActorStore,
     interval: Duration,
+    life: ActorLife,
 }
 
 impl RegistryActor {
@@ -58,7 +60,16 @@ impl RegistryActor {
 
     /// A registry with a custom monitor interval.
     pub fn with_interval(store: ActorStore, interval: Duration) -> Self {
-        RegistryActor { store, interval }
+        RegistryActor {
+            store,
+            interval,
+            life: ActorLife::detached("registry"),
+        }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        RegistryActor { life, ..self }
     }
 }
 
@@ -68,16 +79,20 @@ impl Actor for RegistryActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(4096);
         log::info!("registry actor started (monitor every {:?})", self.interval);
-        ctx.notify(Tick);
+        let wait = self.life.started();
+        ctx.notify_later(Tick, wait);
         ctx.run_interval(self.interval, |_, ctx| ctx.notify(Tick));
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
     }
 }
 
-impl Supervised for RegistryActor {
-    fn restarting(&mut self, _ctx: &mut Self::Context) {
-        log::warn!("registry actor restarting");
-    }
-}
+// registrations live in the database; a restart has no state of its own to reset
+impl Supervised for RegistryActor {}
+
+answers_probes!(RegistryActor);
 
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -88,17 +103,22 @@ impl Handler<Tick> for RegistryActor {
 
     fn handle(&mut self, _msg: Tick, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
+        let life = self.life.clone();
+        life.working();
         Box::pin(
             async move {
-                if let Err(e) = store.run(|s| async move { refresh_all(&s).await }).await {
-                    let level = store.failure_level(log::Level::Error);
-                    log::log!(
-                        level,
-                        "registry monitor pass failed (retried next pass): {e}"
-                    )
-                }
+                life.fault_point(&store).await?;
+                store.run(|s| async move { refresh_all(&s).await }).await
             }
-            .into_actor(self),
+            .into_actor(self)
+            .map(|result, act, ctx| match result {
+                Err(e) if act.life.stop_on_panic(&e, ctx) => {}
+                Err(e) => log::log!(
+                    act.store.failure_level(log::Level::Error),
+                    "registry monitor pass failed (retried next pass): {e}"
+                ),
+                Ok(()) => {}
+            }),
         )
     }
 }

@@ -11,6 +11,7 @@ use actix::prelude::*;
 
 use super::call_gauge::CallGauge;
 use super::dispatch::{Dispatcher, Trigger};
+use super::supervision::{answers_probes, ActorLife};
 use super::trigger::{resume_fix_delay, TriggerEnv};
 use crate::clock::now_ms;
 use std::collections::{HashMap, HashSet};
@@ -94,6 +95,7 @@ pub struct ResultIntake {
     dispatcher: Addr<Dispatcher>,
     calls: Arc<CallGauge>,
     yield_max: Duration,
+    life: ActorLife,
 }
 
 impl ResultIntake {
@@ -110,7 +112,13 @@ impl ResultIntake {
             dispatcher,
             calls,
             yield_max,
+            life: ActorLife::detached("result-intake"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        ResultIntake { life, ..self }
     }
 }
 
@@ -120,8 +128,15 @@ impl Actor for ResultIntake {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(16_384);
         log::info!("result intake started");
+        self.life.started();
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
     }
 }
+
+answers_probes!(ResultIntake);
 
 impl Supervised for ResultIntake {
     fn restarting(&mut self, _ctx: &mut Self::Context) {

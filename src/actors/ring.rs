@@ -13,6 +13,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
+use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
 use crate::model::TriggerType;
 
@@ -55,6 +56,7 @@ pub struct RingActor {
     dispatcher: Addr<Dispatcher>,
     /// The last second whose entries were handed over; later arrivals for it go at once.
     handed_through: i64,
+    life: ActorLife,
 }
 
 impl RingActor {
@@ -64,7 +66,13 @@ impl RingActor {
             slots: vec![Vec::new(); SLOTS],
             dispatcher,
             handed_through: i64::MIN,
+            life: ActorLife::detached("ring"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        RingActor { life, ..self }
     }
 
     fn arm(&self, ctx: &mut Context<Self>) {
@@ -165,16 +173,20 @@ impl Actor for RingActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         log::info!("ring actor started ({SLOTS} slots)");
+        self.life.started();
         self.arm(ctx);
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
         let pending = self.pending();
         if pending > 0 {
             log::warn!("ring stopped with {pending} fire time(s) not dispatched");
         }
     }
 }
+
+answers_probes!(RingActor);
 
 impl Supervised for RingActor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {

@@ -21,6 +21,7 @@ use chrono_tz::Tz;
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
 use super::node_beat::{ClusterRole, NodeBeat, Role};
 use super::ring::{FireTime, RingActor, ScheduleAll};
+use super::supervision::{answers_probes, ActorLife};
 use super::takeover::{take_over, TAKEOVER_BATCH};
 use crate::clock::now_ms;
 use crate::model::{DueJob, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
@@ -104,6 +105,7 @@ pub struct ScheduleActor {
     batch: i64,
     failures: u32,
     stopped: bool,
+    life: ActorLife,
 }
 
 impl ScheduleActor {
@@ -127,7 +129,13 @@ impl ScheduleActor {
             batch: batch.max(1),
             failures: 0,
             stopped: false,
+            life: ActorLife::detached("schedule"),
         }
+    }
+
+    /// Reports its life on an admin's board instead of one of its own.
+    pub fn with_life(self, life: ActorLife) -> Self {
+        ScheduleActor { life, ..self }
     }
 
     fn schedule_next(&mut self, ctx: &mut Context<Self>, delay: Duration) {
@@ -144,9 +152,12 @@ impl ScheduleActor {
         let tz = self.default_tz;
         let batch = self.batch;
         let (node, beat) = (self.node.clone(), self.beat.clone());
+        let life = self.life.clone();
+        life.working();
         // one pass at a time: the actor handles nothing else until it ends
         ctx.wait(
             async move {
+                life.fault_point(&store).await?;
                 let role = beat.send(ClusterRole).await.unwrap_or(Role {
                     take_over: false,
                     share: Share::ALL,
@@ -176,6 +187,7 @@ impl ScheduleActor {
                     };
                     act.schedule_next(ctx, wait);
                 }
+                Err(e) if act.life.stop_on_panic(&e, ctx) => {}
                 Err(e) => {
                     act.failures += 1;
                     let backoff = Duration::from_secs(1u64 << act.failures.min(5)).min(MAX_BACKOFF);
@@ -226,15 +238,23 @@ impl Actor for ScheduleActor {
             "schedule actor started (pre-read {PRE_READ_MS} ms, batch {})",
             self.batch
         );
-        self.schedule_next(ctx, Duration::ZERO);
+        let wait = self.life.started();
+        self.schedule_next(ctx, wait);
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.life.stopped();
     }
 }
 
 impl Supervised for ScheduleActor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        log::warn!("schedule actor restarting");
+        // fresh state: the next pass reads everything from the database again
+        self.failures = 0;
     }
 }
+
+answers_probes!(ScheduleActor);
 
 impl Handler<StopScheduling> for ScheduleActor {
     type Result = ();

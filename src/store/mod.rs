@@ -84,9 +84,12 @@ pub enum StoreError {
     /// A unique value (app name, username, ...) is already taken.
     #[error("{0} already exists")]
     Duplicate(String),
-    /// A detached database task ended without an answer (panicked or cancelled at shutdown).
+    /// A detached database task was cancelled (at shutdown) before it answered.
     #[error("database task failed: {0}")]
     Task(String),
+    /// A detached database task panicked: a bug, which its actor cannot handle.
+    #[error("database task panicked: {0}")]
+    Panicked(String),
 }
 
 /// Result of a store call.
@@ -359,7 +362,7 @@ impl ActorStore {
         let started = std::time::Instant::now();
         let result = tokio::spawn(work(self.store.clone()))
             .await
-            .unwrap_or_else(|e| Err(StoreError::Task(e.to_string())));
+            .unwrap_or_else(|e| Err(task_failure(e)));
         self.store.availability.observe(&result, started);
         result
     }
@@ -382,6 +385,21 @@ impl ActorStore {
             false => log::Level::Debug,
         }
     }
+}
+
+/// A store task that did not return: [`StoreError::Panicked`] with the panic's message, or
+/// [`StoreError::Task`] when it was cancelled.
+fn task_failure(e: tokio::task::JoinError) -> StoreError {
+    if !e.is_panic() {
+        return StoreError::Task(e.to_string());
+    }
+    let payload = e.into_panic();
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string());
+    StoreError::Panicked(message)
 }
 
 /// `mariadb://` is accepted as a synonym; the driver only knows `mysql://`.

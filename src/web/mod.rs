@@ -8,6 +8,7 @@ use actix_web::web;
 use crate::actors::dispatch::Dispatcher;
 use crate::actors::registry::RegistryActor;
 use crate::actors::result_intake::ResultIntake;
+use crate::actors::supervision::ActorBoard;
 use crate::config::AdminSettings;
 use crate::store::Store;
 
@@ -16,6 +17,8 @@ mod body_deadline;
 pub mod body_limit;
 mod console;
 mod executor_api;
+#[cfg(feature = "fault-hooks")]
+mod fault_hooks;
 mod health;
 pub mod login_limit;
 mod origin;
@@ -33,6 +36,8 @@ pub struct AppState {
     pub callbacks: Addr<ResultIntake>,
     /// Triggers (manual, API).
     pub dispatcher: Addr<Dispatcher>,
+    /// The admin actors' lives, for operators.
+    pub actors: ActorBoard,
     /// The admin's settings (time zone, retention, ...).
     pub settings: Arc<AdminSettings>,
     /// Failed logins, to slow password guessing.
@@ -49,6 +54,8 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
         api::mount(cfg);
         executor_api::mount(cfg, "");
         executor_api::mount(cfg, "/xxl-job-admin");
+        #[cfg(feature = "fault-hooks")]
+        fault_hooks::mount(cfg);
         // last: its pages scope ("") would otherwise answer every path
         console::mount(cfg);
     }

@@ -462,7 +462,10 @@ fn flags_of(mode: &str) -> Vec<String> {
         .collect();
     flags.sort();
     flags.dedup();
-    assert!(!flags.is_empty(), "no flags in `jobwheel {mode} --help`:\n{help}");
+    assert!(
+        !flags.is_empty(),
+        "no flags in `jobwheel {mode} --help`:\n{help}"
+    );
     flags
 }
 
@@ -500,7 +503,11 @@ fn the_sample_config_names_every_flag_and_each_mode_starts_with_it() {
     let uncommented: String = sample
         .lines()
         .map(|line| match line.strip_prefix("# ") {
-            Some(setting) if setting.split_once(" = ").is_some_and(|(k, _)| !k.contains(' ')) => {
+            Some(setting)
+                if setting
+                    .split_once(" = ")
+                    .is_some_and(|(k, _)| !k.contains(' ')) =>
+            {
                 setting
             }
             _ => line,
@@ -534,6 +541,9 @@ fn the_sample_config_names_every_flag_and_each_mode_starts_with_it() {
         wait_listening(&mut child, port);
         interrupt(&child);
         let exit = wait_exit(&mut child, Duration::from_secs(20));
-        assert!(exit.success(), "{args:?} with the sample settings: {exit:?}");
+        assert!(
+            exit.success(),
+            "{args:?} with the sample settings: {exit:?}"
+        );
     }
 }

@@ -16,3 +16,4 @@ mod monitor_lost;
 mod monitor_report;
 mod outage;
 mod scheduling;
+mod supervision;

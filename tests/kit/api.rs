@@ -397,4 +397,19 @@ impl Api {
         )
         .await
     }
+
+    // ---- system
+    pub async fn system_actors(&self) -> Resp {
+        self.call(Method::GET, "/api/v1/system/actors", None).await
+    }
+
+    /// Makes the next unit of work of admin actor `name` panic (the test-only fault hook).
+    pub async fn inject_fault(&self, name: &str) -> Resp {
+        self.call(
+            Method::POST,
+            &format!("/test-hooks/actors/{name}/fault"),
+            None,
+        )
+        .await
+    }
 }

@@ -1496,8 +1496,7 @@ async fn postgres_results_pass_rows_held_by_another_writer() {
         handle_msg: None,
     };
     let store = s.clone();
-    let write =
-        tokio::spawn(async move { store.complete_logs(&[row(held), row(free)], 30).await });
+    let write = tokio::spawn(async move { store.complete_logs(&[row(held), row(free)], 30).await });
     let free_stored = async {
         loop {
             if s.get_log(free).await.unwrap().unwrap().handle_code == 200 {

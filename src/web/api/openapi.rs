@@ -64,6 +64,7 @@ pub const PREFIX: &str = "/api/v1";
         reports::daily,
         schedule::preview,
         system::access_token,
+        system::actors,
         tokens::list,
         tokens::create,
         tokens::revoke,
