@@ -8,7 +8,7 @@ use crate::config::LOCAL_APP_NAME;
 use crate::model::{
     AddressType, JobGroup, JobInfo, Role, ScheduleType, User, TRIGGER_STATUS_RUNNING,
 };
-use crate::password::{hash_password, random_secret};
+use crate::password::{hash_password, random_secret, reset_required};
 use crate::protocol::unusable_token;
 use crate::store::{Store, StoreError, ACCESS_TOKEN_SETTING};
 use crate::timing;
@@ -31,16 +31,15 @@ pub enum BootstrapError {
 pub const DEMO_CRON: &str = "0/10 * * * * ?";
 
 /// On a database without users, creates `admin` with the given password, or a random one that
-/// is printed once (never a well-known default like XXL-JOB's admin/123456).
+/// is printed once (never a well-known default like XXL-JOB's admin/123456). On a database whose
+/// administrators were all imported without a password, gives one of them (`admin` first) that
+/// password instead, so someone can log in and set the others'.
 pub async fn ensure_admin_user(
     store: &Store,
     password: Option<&str>,
 ) -> Result<Option<String>, BootstrapError> {
     if store.count_users().await? > 0 {
-        if password.is_some() {
-            log::info!("--admin-password ignored: users already exist");
-        }
-        return Ok(None);
+        return unlock_imported_admin(store, password).await;
     }
     let (password, generated) = match password {
         Some(p) => (p.to_string(), false),
@@ -65,6 +64,51 @@ pub async fn ensure_admin_user(
         Ok(Some(password))
     } else {
         log::info!("created user 'admin' with the password from --admin-password");
+        Ok(None)
+    }
+}
+
+/// When every administrator still waits for a password (a fresh import from XXL-JOB), sets one
+/// for `admin`, or else the first administrator, as a first start would for a new `admin`.
+async fn unlock_imported_admin(
+    store: &Store,
+    password: Option<&str>,
+) -> Result<Option<String>, BootstrapError> {
+    let admins: Vec<User> = store
+        .list_users()
+        .await?
+        .into_iter()
+        .filter(|u| u.role == Role::Admin)
+        .collect();
+    let waiting = admins.iter().all(|u| reset_required(&u.password_hash));
+    let chosen = admins
+        .iter()
+        .find(|u| u.username == "admin")
+        .or_else(|| admins.first());
+    let Some(user) = chosen.filter(|_| waiting) else {
+        if password.is_some() {
+            log::info!("--admin-password ignored: users already exist");
+        }
+        return Ok(None);
+    };
+    let (password, generated) = match password {
+        Some(p) => (p.to_string(), false),
+        None => (random_secret(16), true),
+    };
+    let user = User {
+        password_hash: hash_password(&password)?,
+        ..user.clone()
+    };
+    store.update_user(&user).await?;
+    let name = &user.username;
+    if generated {
+        println!("administrator '{name}' (imported without a password) now has password: {password}  (shown once; change it after logging in)");
+        log::warn!(
+            "gave the imported administrator '{name}' a generated password (printed on stdout)"
+        );
+        Ok(Some(password))
+    } else {
+        log::info!("gave the imported administrator '{name}' the password from --admin-password");
         Ok(None)
     }
 }

@@ -11,6 +11,7 @@ use crate::config::{
     resolve_migrate, AdminArgs, AdminSettings, ConfigError, ExecutorArgs, ExecutorSettings,
     MigrateArgs, Sources, StandaloneArgs, StandaloneSettings,
 };
+use crate::import_xxl::ImportXxlArgs;
 use crate::startup::Admin;
 use crate::store::{PoolSettings, Store};
 
@@ -48,6 +49,9 @@ pub enum Command {
     /// Apply database migrations and exit
     #[command(after_help = SOURCES_HELP)]
     Migrate(MigrateArgs),
+    /// Import groups, jobs, users and (with --include-logs) run logs from an XXL-JOB database
+    #[command(after_help = SOURCES_HELP)]
+    ImportXxl(ImportXxlArgs),
 }
 
 /// Entry point of the binary: exit code 0 on a clean stop, 2 for bad settings, 1 for failures.
@@ -97,6 +101,10 @@ pub fn main() -> ExitCode {
         },
         Command::Migrate(args) => match resolve_migrate(&args, &file) {
             Ok(url) => run(run_migrate(url)),
+            Err(e) => config_failure(e),
+        },
+        Command::ImportXxl(args) => match resolve_migrate(&args.target, &file) {
+            Ok(url) => run_import(args, url),
             Err(e) => config_failure(e),
         },
     }
@@ -183,4 +191,17 @@ async fn run_migrate(url: String) -> Result<(), String> {
     store.close().await;
     println!("migrations applied ({})", store.backend().name());
     Ok(())
+}
+
+/// Runs `import-xxl`: exit code 2 for a source it cannot use, 1 when reading or writing fails.
+fn run_import(args: ImportXxlArgs, target_url: String) -> ExitCode {
+    let result = actix_web::rt::System::new()
+        .block_on(async move { crate::import_xxl::run(&args, &target_url).await });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("jobwheel: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
 }

@@ -33,6 +33,8 @@ pub mod executor_client;
 #[cfg(feature = "admin")]
 pub mod http1;
 #[cfg(feature = "admin")]
+pub mod import_xxl;
+#[cfg(feature = "admin")]
 pub mod model;
 #[cfg(feature = "admin")]
 pub mod password;

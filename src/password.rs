@@ -8,6 +8,16 @@ use argon2::Argon2;
 use rand::distributions::Alphanumeric;
 use rand::Rng;
 
+/// Stored in place of a hash for a user an administrator must give a password first (users
+/// imported from XXL-JOB, whose unsalted hashes are not carried over). It is no PHC string, so
+/// [`verify_password`] never matches it, and login says why instead of "wrong password".
+pub const RESET_REQUIRED: &str = "!password-reset-required";
+
+/// True when the stored value is [`RESET_REQUIRED`] rather than a hash.
+pub fn reset_required(stored: &str) -> bool {
+    stored == RESET_REQUIRED
+}
+
 /// Hashing failed (only on absurd inputs or a broken RNG).
 #[derive(Debug, thiserror::Error)]
 #[error("password hashing failed: {0}")]
@@ -54,6 +64,8 @@ mod tests {
         assert!(verify_password("123456", &a));
         assert!(!verify_password("1234567", &a));
         assert!(!verify_password("123456", "not-a-hash"));
+        assert!(!verify_password(RESET_REQUIRED, RESET_REQUIRED));
+        assert!(reset_required(RESET_REQUIRED) && !reset_required(&a));
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub(crate) fn split_addresses(list: Option<&str>) -> Vec<String> {
 }
 
 /// The stored form of an address list: comma-joined, NULL when empty (as XXL-JOB).
-fn join_addresses(list: &[String]) -> Option<String> {
+pub(crate) fn join_addresses(list: &[String]) -> Option<String> {
     if list.is_empty() {
         None
     } else {

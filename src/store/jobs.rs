@@ -95,7 +95,7 @@ pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
 }
 
 /// The columns an update rewrites: all but `id` and `add_time`, in [`JOB_COLUMNS`] order.
-fn updatable_columns() -> impl Iterator<Item = &'static str> {
+pub(crate) fn updatable_columns() -> impl Iterator<Item = &'static str> {
     JOB_COLUMNS.split(',').map(str::trim).skip(2)
 }
 
@@ -129,6 +129,7 @@ macro_rules! bind_job_fields {
             .bind($job.trigger_next_time)
     };
 }
+pub(crate) use bind_job_fields;
 
 impl Store {
     /// Inserts a job (its `id` is ignored) and returns the new id.

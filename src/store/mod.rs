@@ -36,16 +36,20 @@ mod scratch;
 mod settings;
 mod sqlite_lib;
 mod users;
+mod xxl_import;
+pub mod xxl_source;
 
 pub use audit::AuditFilter;
 pub use availability::Availability;
 pub use claims::{ClaimJob, ClaimKey, OrphanFire};
+pub(crate) use groups::split_addresses;
 pub use groups::GroupToken;
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
 pub use scratch::scratch_url;
 pub use settings::ACCESS_TOKEN_SETTING;
+pub use xxl_import::ImportBatch;
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -84,6 +88,9 @@ pub enum StoreError {
     /// A unique value (app name, username, ...) is already taken.
     #[error("{0} already exists")]
     Duplicate(String),
+    /// The database to import from is not an XXL-JOB database (the message says why).
+    #[error("{0}")]
+    NotXxlJob(String),
     /// A detached database task was cancelled (at shutdown) before it answered.
     #[error("database task failed: {0}")]
     Task(String),

@@ -4,6 +4,8 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod import_xxl;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;

@@ -23,7 +23,7 @@ use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use crate::clock::now_ms;
 use crate::model::{Role, Session, User};
-use crate::password::{hash_password, random_secret, verify_password};
+use crate::password::{hash_password, random_secret, reset_required, verify_password};
 use crate::web::AppState;
 
 /// Name of the session cookie.
@@ -275,6 +275,17 @@ pub(super) async fn login(
         return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
     }
     let user = state.store.get_user_by_name(&username).await?;
+    if user
+        .as_ref()
+        .is_some_and(|u| reset_required(&u.password_hash))
+    {
+        log::info!("login for {username:?} refused: the password must be set by an administrator");
+        state.logins.failed(&username, address, Instant::now());
+        return Err(ApiError::Unauthorized(format!(
+            "user '{username}' has no password yet (imported from XXL-JOB): an administrator \
+             must set one under Users before this user can log in"
+        )));
+    }
     let stored = user
         .as_ref()
         .map(|u| u.password_hash.clone())
