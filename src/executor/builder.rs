@@ -63,6 +63,33 @@ pub enum ExecutorError {
 }
 
 /// Builds an [`Executor`]: settings first, then handlers by name.
+///
+/// ```
+/// use jobwheel::executor::{Executor, ExecutorError, JobContext, JobResult};
+///
+/// // without the admin's token nothing starts, and the error says how to give one
+/// let refused = Executor::builder().app_name("reports").build();
+/// assert!(matches!(refused, Err(ExecutorError::Setting(_))));
+///
+/// // inside an actix system (what #[actix_web::main] gives a service)
+/// actix_web::rt::System::new().block_on(async {
+///     let executor = Executor::builder()
+///         .admin_addresses(["http://127.0.0.1:8080"])
+///         .app_name("reports")
+///         .access_token("the-admins-access-token")
+///         .log_path(std::env::temp_dir().join("jobwheel-doc-executor"))
+///         .handler("hello", |ctx: JobContext| async move {
+///             ctx.log(format!("hello {}", ctx.param()));
+///             JobResult::success()
+///         })
+///         .blocking_handler("tidy", |_ctx: JobContext| ())
+///         .build()
+///         .expect("valid settings");
+///     // one port for the service and the executor: mount it in the service's app, then
+///     // register http://IP:PORT/xxl-job/ with executor.start_registration(port)
+///     let _routes = executor.scope("/xxl-job");
+/// });
+/// ```
 #[derive(Debug)]
 pub struct ExecutorBuilder {
     admin_addresses: Vec<String>,

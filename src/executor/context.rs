@@ -10,6 +10,26 @@ use super::joblog::JobLog;
 use crate::protocol::TriggerParam;
 
 /// The run a handler is executing: ids, parameter, shard, log file and cancellation signal.
+///
+/// ```
+/// use std::time::Duration;
+/// use jobwheel::executor::{Executor, JobContext, JobResult};
+///
+/// let builder = Executor::builder().handler("export", |ctx: JobContext| async move {
+///     // the run's log, which the admin's console shows while it runs
+///     ctx.log(format!("job {} run {}: exporting '{}'", ctx.job_id(), ctx.log_id(), ctx.param()));
+///     // a broadcast job runs on every executor: take this executor's shard of the work
+///     let (shard, of) = (ctx.shard_index(), ctx.shard_total());
+///     tokio::select! {
+///         _ = tokio::time::sleep(Duration::from_millis(10)) => {
+///             JobResult::success_with(format!("shard {shard}/{of} exported"))
+///         }
+///         // kill from the console, the job's timeout, or shutdown
+///         _ = ctx.cancelled() => JobResult::fail("stopped before the export ended"),
+///     }
+/// });
+/// # drop(builder);
+/// ```
 #[derive(Debug, Clone)]
 pub struct JobContext {
     inner: Arc<Inner>,

@@ -13,6 +13,19 @@ use crate::protocol::{FAIL_CODE, MSG_JOB_TIMEOUT, SUCCESS_CODE, TIMEOUT_CODE};
 const MAX_MSG_CHARS: usize = 50_000;
 
 /// Outcome of one run as the admin will record it.
+///
+/// ```
+/// use jobwheel::executor::JobResult;
+///
+/// let done = JobResult::success_with("42 rows copied");
+/// assert!(done.is_success());
+/// assert_eq!((done.code(), done.msg()), (200, Some("42 rows copied")));
+///
+/// // a failure is retried and alarmed by the admin, as the job says
+/// let failed = JobResult::fail("the disk is full");
+/// assert_eq!((failed.code(), failed.is_success()), (500, false));
+/// assert_eq!(JobResult::timeout().code(), 502);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobResult {
     code: i32,
@@ -99,6 +112,15 @@ impl Display for JobResult {
 }
 
 /// What a handler may return: a `JobResult`, `()` (success) or a `Result` whose error fails the run.
+///
+/// ```
+/// use jobwheel::executor::{IntoJobResult, JobResult};
+///
+/// assert!(().into_job_result().is_success());
+/// let parsed: Result<JobResult, std::num::ParseIntError> = "x".parse::<i32>().map(|_| JobResult::success());
+/// let result = parsed.into_job_result();
+/// assert_eq!(result.msg(), Some("invalid digit found in string"));
+/// ```
 pub trait IntoJobResult {
     /// Converts into the recorded outcome.
     fn into_job_result(self) -> JobResult;
@@ -142,6 +164,35 @@ pub(crate) enum HandlerFn {
 }
 
 /// A job handler: its function plus optional hooks run once when the job's worker starts and stops.
+///
+/// ```
+/// use jobwheel::executor::{Executor, JobContext, JobHandler, JobResult};
+///
+/// // async: awaits without holding a thread; return a JobResult, () or a Result
+/// let fetch = JobHandler::asynchronous(|ctx: JobContext| async move {
+///     ctx.log(format!("fetching {}", ctx.param()));
+///     JobResult::success()
+/// })
+/// .on_init(|| println!("first run of this job on this executor"))
+/// .on_destroy(|| println!("the job's worker stopped"));
+///
+/// // blocking: plain code on a thread of its own; check is_cancelled() in long loops
+/// let crunch = JobHandler::blocking(|ctx: JobContext| -> Result<(), String> {
+///     for step in 0..3 {
+///         if ctx.is_cancelled() {
+///             return Err("killed".into());
+///         }
+///         ctx.log(format!("step {step} of shard {}/{}", ctx.shard_index(), ctx.shard_total()));
+///     }
+///     Ok(())
+/// });
+///
+/// let builder = Executor::builder()
+///     .app_name("reports")
+///     .register("fetch", fetch)
+///     .register("crunch", crunch);
+/// # drop(builder);
+/// ```
 #[derive(Clone)]
 pub struct JobHandler {
     pub(crate) run: HandlerFn,

@@ -4,6 +4,7 @@
 //! within a minute make it back off, and say so.
 
 use std::path::Path;
+use std::process::Child;
 use std::time::Duration;
 
 use jobwheel::actors::supervision::RESTARTS_BEFORE_BACKOFF;
@@ -14,6 +15,16 @@ use jobwheel::store::Backend;
 use crate::cluster::{free_port, signal, start_admin, wait_healthy, TOKEN};
 use crate::engine_support::{job, manual_group};
 use crate::kit::{expect_within, poll_for, Api, Behaviour, FakeExecutor, TestDb, ADMIN_PASSWORD};
+
+/// The admin process, stopped however the test ends.
+struct AdminProcess(Child);
+
+impl Drop for AdminProcess {
+    fn drop(&mut self) {
+        signal(&self.0, "-TERM");
+        let _ = self.0.wait();
+    }
+}
 
 /// The lines of the admin's log that contain `text`.
 fn log_lines(dir: &Path, text: &str) -> Vec<String> {
@@ -39,7 +50,7 @@ async fn a_panicking_actor_is_restarted_logged_listed_and_jobs_keep_firing() {
     db.store.insert_job(&every_second).await.expect("job");
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut admin = start_admin(&db.url, port, dir.path(), "admin");
+    let admin = AdminProcess(start_admin(&db.url, port, dir.path(), "admin"));
     wait_healthy(port).await;
     let api = Api::new(&base);
     assert_eq!(api.login("admin", ADMIN_PASSWORD).await.status, 200);
@@ -137,7 +148,6 @@ async fn a_panicking_actor_is_restarted_logged_listed_and_jobs_keep_firing() {
     })
     .await;
 
-    signal(&admin, "-TERM");
-    let _ = admin.wait();
+    drop(admin);
     db.drop_db().await;
 }
