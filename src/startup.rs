@@ -23,6 +23,7 @@ use crate::actors::trigger::TriggerEnv;
 use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError};
 use crate::config::{AdminSettings, LocalExecutorSettings, LOCAL_APP_NAME};
 use crate::executor::{shutdown_signal, Executor};
+use crate::metrics::AdminMetrics;
 use crate::store::{ActorStore, PoolSettings, Store, StoreError};
 use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
@@ -82,6 +83,8 @@ pub struct AdminActors {
     pub node: Addr<NodeBeat>,
     /// This admin's id in the cluster: the owner of the fire times it claims.
     pub node_id: Arc<str>,
+    /// What the actors count, served at `GET /metrics`.
+    pub metrics: Arc<AdminMetrics>,
     // the ring's own thread, so a busy system arbiter never delays a tick
     _ring_arbiter: Arc<ArbiterGuard>,
 }
@@ -121,7 +124,9 @@ pub fn start_actors_with(
 ) -> AdminActors {
     // actors reach the database only through tasks of their own (see `ActorStore`)
     let db = ActorStore::new(store.clone());
+    let metrics = Arc::new(AdminMetrics::new());
     let env = TriggerEnv {
+        metrics: metrics.clone(),
         store: db.clone(),
         access_token: access_token.to_string(),
         default_tz: settings.timezone,
@@ -140,7 +145,8 @@ pub fn start_actors_with(
     let ring_arbiter = Arbiter::new();
     let ring = Supervisor::start_in_arbiter(&ring_arbiter.handle(), {
         let dispatcher = dispatcher.clone();
-        move |_| RingActor::new(dispatcher)
+        let metrics = metrics.clone();
+        move |_| RingActor::new(dispatcher, metrics)
     });
     let registry = Supervisor::start({
         let store = db.clone();
@@ -166,14 +172,16 @@ pub fn start_actors_with(
         let dispatcher = dispatcher.clone();
         let tz = settings.timezone;
         let me = (node_id.clone(), node.clone());
-        move |_| ScheduleActor::new(store, ring, dispatcher, me, tz, batch)
+        let metrics = metrics.clone();
+        move |_| ScheduleActor::new(store, ring, dispatcher, me, (tz, batch), metrics)
     });
     // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once
     let fail_monitor = Supervisor::start({
         let store = db.clone();
         let dispatcher = dispatcher.clone();
         let monitors = monitors.clone();
-        move |_| FailMonitor::new(store, dispatcher, &monitors)
+        let metrics = metrics.clone();
+        move |_| FailMonitor::new(store, dispatcher, &monitors, metrics.clone())
     });
     let lost_monitor = Supervisor::start({
         let env = env.clone();
@@ -196,6 +204,7 @@ pub fn start_actors_with(
         report,
         node,
         node_id,
+        metrics,
         _ring_arbiter: Arc::new(ArbiterGuard(ring_arbiter)),
     }
 }
@@ -307,6 +316,7 @@ impl Admin {
             dispatcher: actors.dispatcher.clone(),
             settings: Arc::new(settings.clone()),
             logins: Arc::new(LoginLimiter::new(settings.login_limit)),
+            metrics: actors.metrics.clone(),
         };
         let mounted = executor.clone();
         let server = HttpServer::new(move || {

@@ -16,6 +16,7 @@
 //! usual claim makes it fire once. Its alarm goes out with the retry, at the same pass.
 
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -25,6 +26,7 @@ use super::dispatch::{trigger_and_wait, Dispatcher, Trigger};
 use super::monitor::{backoff, next_pass, MonitorSettings};
 use crate::alarm::{Alarm, AlarmEvent, Alarmer, EmailAlarm, WebhookAlarm};
 use crate::clock::now_ms;
+use crate::metrics::AdminMetrics;
 use crate::model::{alarm_status, TriggerType};
 use crate::store::{ActorStore, StoreError};
 
@@ -89,8 +91,8 @@ pub async fn fail_pass(
     store: &ActorStore,
     dispatcher: &Addr<Dispatcher>,
     alarmer: &Alarmer,
-    now: i64,
-    batch: i64,
+    metrics: &AdminMetrics,
+    (now, batch): (i64, i64),
 ) -> Result<FailPassReport, StoreError> {
     let ids = store
         .run(move |s| async move { s.find_failed_log_ids_due(now, batch).await })
@@ -107,10 +109,15 @@ pub async fn fail_pass(
             Ok(LogOutcome::Handled { retried, status }) => {
                 report.handled += 1;
                 report.retried += usize::from(retried);
+                if retried {
+                    metrics.retried();
+                }
                 if status == alarm_status::SENT {
                     report.alarms_sent += 1;
+                    metrics.alarm(true);
                 } else if status == alarm_status::FAILED {
                     report.alarms_failed += 1;
+                    metrics.alarm(false);
                 }
             }
             Err(_) => report.errors += 1,
@@ -279,6 +286,7 @@ pub struct FailMonitor {
     alarmer: Rc<Alarmer>,
     interval: Duration,
     failures: u32,
+    metrics: Arc<AdminMetrics>,
 }
 
 impl FailMonitor {
@@ -287,23 +295,27 @@ impl FailMonitor {
         store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         settings: &MonitorSettings,
+        metrics: Arc<AdminMetrics>,
     ) -> Self {
         Self::with_alarmer(
             store,
             dispatcher,
             build_alarmer(settings),
             settings.fail_interval,
+            metrics,
         )
     }
 
-    /// A monitor with the given alarm channels.
+    /// A monitor with the given alarm channels, counting retries and alarms in `metrics`.
     pub fn with_alarmer(
         store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         alarmer: Alarmer,
         interval: Duration,
+        metrics: Arc<AdminMetrics>,
     ) -> Self {
         FailMonitor {
+            metrics,
             store,
             dispatcher,
             alarmer: Rc::new(alarmer),
@@ -316,31 +328,41 @@ impl FailMonitor {
         let store = self.store.clone();
         let dispatcher = self.dispatcher.clone();
         let alarmer = self.alarmer.clone();
+        let metrics = self.metrics.clone();
         ctx.wait(
-            async move { fail_pass(&store, &dispatcher, &alarmer, now_ms(), FAIL_BATCH).await }
-                .into_actor(self)
-                .map(|result, act, ctx| {
-                    let delay = match result {
-                        Ok(report) => {
-                            act.failures = 0;
-                            if report.handled > 0 || report.errors > 0 {
-                                log::debug!("fail monitor pass: {report:?}");
-                            }
-                            next_pass(act.interval)
+            async move {
+                fail_pass(
+                    &store,
+                    &dispatcher,
+                    &alarmer,
+                    &metrics,
+                    (now_ms(), FAIL_BATCH),
+                )
+                .await
+            }
+            .into_actor(self)
+            .map(|result, act, ctx| {
+                let delay = match result {
+                    Ok(report) => {
+                        act.failures = 0;
+                        if report.handled > 0 || report.errors > 0 {
+                            log::debug!("fail monitor pass: {report:?}");
                         }
-                        Err(e) => {
-                            act.failures += 1;
-                            let delay = backoff(act.interval, act.failures);
-                            log::log!(
-                                act.store.failure_level(log::Level::Error),
-                                "fail monitor pass failed ({} in a row), retrying in {delay:?}: {e}",
-                                act.failures
-                            );
-                            delay
-                        }
-                    };
-                    ctx.run_later(delay, |act, ctx| act.pass(ctx));
-                }),
+                        next_pass(act.interval)
+                    }
+                    Err(e) => {
+                        act.failures += 1;
+                        let delay = backoff(act.interval, act.failures);
+                        log::log!(
+                            act.store.failure_level(log::Level::Error),
+                            "fail monitor pass failed ({} in a row), retrying in {delay:?}: {e}",
+                            act.failures
+                        );
+                        delay
+                    }
+                };
+                ctx.run_later(delay, |act, ctx| act.pass(ctx));
+            }),
         );
     }
 }

@@ -12,8 +12,11 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use std::sync::Arc;
+
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
 use crate::clock::now_ms;
+use crate::metrics::AdminMetrics;
 use crate::model::TriggerType;
 
 /// Slots in the ring: one per second of a minute.
@@ -55,15 +58,17 @@ pub struct RingActor {
     dispatcher: Addr<Dispatcher>,
     /// The last second whose entries were handed over; later arrivals for it go at once.
     handed_through: i64,
+    metrics: Arc<AdminMetrics>,
 }
 
 impl RingActor {
-    /// An empty ring dispatching to `dispatcher`.
-    pub fn new(dispatcher: Addr<Dispatcher>) -> Self {
+    /// An empty ring dispatching to `dispatcher`, showing its occupancy in `metrics`.
+    pub fn new(dispatcher: Addr<Dispatcher>, metrics: Arc<AdminMetrics>) -> Self {
         RingActor {
             slots: vec![Vec::new(); SLOTS],
             dispatcher,
             handed_through: i64::MIN,
+            metrics,
         }
     }
 
@@ -81,6 +86,7 @@ impl RingActor {
         self.handed_through = self.handed_through.max(through);
         let entries = take_through(&mut self.slots, through);
         self.hand_over(entries, now);
+        self.metrics.ring_occupancy(self.pending());
     }
 
     fn hand_over(&self, entries: Vec<FireTime>, now: i64) {
@@ -121,6 +127,7 @@ impl RingActor {
             }
         }
         self.hand_over(now_due, now_ms());
+        self.metrics.ring_occupancy(self.pending());
     }
 
     fn pending(&self) -> usize {
