@@ -89,6 +89,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     async move { HttpResponse::Ok().json(serde_json::json!({ "reports": n })) }
                 }),
             )
+            // the executor's metrics at the service's own /metrics (they are also at
+            // /xxl-job/metrics); both ask for the access token as `Authorization: Bearer`
+            .route("/metrics", exec.metrics_route())
             .service(exec.scope("/xxl-job"))
     })
     // the executor needs the actix system alive while it shuts down; we handle signals below

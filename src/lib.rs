@@ -11,6 +11,7 @@
 // shared by both sides
 pub mod allocator;
 pub mod clock;
+pub mod metrics;
 pub mod protocol;
 
 // the actors of both sides, each side's behind its feature

@@ -24,6 +24,7 @@ use crate::actors::trigger::TriggerEnv;
 use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError};
 use crate::config::{AdminSettings, LocalExecutorSettings, LOCAL_APP_NAME};
 use crate::executor::{shutdown_signal, Executor};
+use crate::metrics::AdminMetrics;
 use crate::store::{ActorStore, PoolSettings, Store, StoreError};
 use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
@@ -85,6 +86,8 @@ pub struct AdminActors {
     pub node_id: Arc<str>,
     /// Every actor's life: state, restarts, last error.
     pub board: ActorBoard,
+    /// What the actors count, served at `GET /metrics`.
+    pub metrics: Arc<AdminMetrics>,
     // the ring's own thread, so a busy system arbiter never delays a tick
     _ring_arbiter: Arc<ArbiterGuard>,
 }
@@ -124,7 +127,9 @@ pub fn start_actors_with(
 ) -> AdminActors {
     // actors reach the database only through tasks of their own (see `ActorStore`)
     let db = ActorStore::new(store.clone());
+    let metrics = Arc::new(AdminMetrics::new());
     let env = TriggerEnv {
+        metrics: metrics.clone(),
         store: db.clone(),
         access_token: access_token.to_string(),
         default_tz: settings.timezone,
@@ -146,7 +151,8 @@ pub fn start_actors_with(
     let ring = Supervisor::start_in_arbiter(&ring_arbiter.handle(), {
         let dispatcher = dispatcher.clone();
         let life = board.life("ring");
-        move |_| RingActor::new(dispatcher).with_life(life)
+        let metrics = metrics.clone();
+        move |_| RingActor::new(dispatcher, metrics).with_life(life)
     });
     let registry = Supervisor::start({
         let store = db.clone();
@@ -176,7 +182,10 @@ pub fn start_actors_with(
         let tz = settings.timezone;
         let me = (node_id.clone(), node.clone());
         let life = board.life("schedule");
-        move |_| ScheduleActor::new(store, ring, dispatcher, me, tz, batch).with_life(life)
+        let metrics = metrics.clone();
+        move |_| {
+            ScheduleActor::new(store, ring, dispatcher, me, (tz, batch), metrics).with_life(life)
+        }
     });
     // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once
     let fail_monitor = Supervisor::start({
@@ -184,7 +193,8 @@ pub fn start_actors_with(
         let dispatcher = dispatcher.clone();
         let monitors = monitors.clone();
         let life = board.life("fail-monitor");
-        move |_| FailMonitor::new(store, dispatcher, &monitors).with_life(life)
+        let metrics = metrics.clone();
+        move |_| FailMonitor::new(store, dispatcher, &monitors, metrics.clone()).with_life(life)
     });
     let lost_monitor = Supervisor::start({
         let env = env.clone();
@@ -219,6 +229,7 @@ pub fn start_actors_with(
         node,
         node_id,
         board,
+        metrics,
         _ring_arbiter: Arc::new(ArbiterGuard(ring_arbiter)),
     }
 }
@@ -331,6 +342,7 @@ impl Admin {
             actors: actors.board.clone(),
             settings: Arc::new(settings.clone()),
             logins: Arc::new(LoginLimiter::new(settings.login_limit)),
+            metrics: actors.metrics.clone(),
         };
         let mounted = executor.clone();
         let server = HttpServer::new(move || {

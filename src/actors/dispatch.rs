@@ -31,6 +31,9 @@ use super::trigger::{
 };
 use crate::clock::{now_ms, sleep_until_epoch_ms};
 use crate::executor_client::ExecutorClient;
+use crate::metrics::AdminMetrics;
+use crate::model::TriggerType;
+use crate::protocol::SUCCESS_CODE;
 use crate::routing::Router;
 
 /// The request to fire a job once; defined beside the trigger path that prepares it.
@@ -76,6 +79,8 @@ pub struct DispatchStats {
     pub slow_jobs: Vec<i32>,
     /// Triggers being dispatched right now (both pools).
     pub in_flight: usize,
+    /// The same, on the fast and on the slow pool.
+    pub in_flight_by_pool: [usize; 2],
 }
 
 /// Sizes of the pools.
@@ -120,8 +125,13 @@ impl Pool {
             let outstanding = outstanding.clone();
             let dispatcher = dispatcher.clone();
             let calls = calls.clone();
+            // resolved once: a fire only observes it
+            let dispatch_time = env
+                .metrics
+                .dispatch_histogram(AdminMetrics::pool_index(name));
             let worker =
                 TriggerWorker::start_in_arbiter(&arbiter.handle(), move |_| TriggerWorker {
+                    dispatch_time,
                     pool: name,
                     index,
                     outcomes: OutcomeWriter::new(env.store.clone(), calls),
@@ -343,15 +353,14 @@ impl Handler<GetDispatchStats> for Dispatcher {
             .map(|(j, _)| *j)
             .collect();
         slow_jobs.sort_unstable();
+        let in_flight_by_pool =
+            [&self.fast, &self.slow].map(|p| p.as_ref().map(Pool::in_flight).unwrap_or(0));
         MessageResult(DispatchStats {
             fast_dispatched: self.fast.as_ref().map(|p| p.dispatched).unwrap_or(0),
             slow_dispatched: self.slow.as_ref().map(|p| p.dispatched).unwrap_or(0),
             slow_jobs,
-            in_flight: [&self.fast, &self.slow]
-                .iter()
-                .filter_map(|p| p.as_ref())
-                .map(Pool::in_flight)
-                .sum(),
+            in_flight: in_flight_by_pool.iter().sum(),
+            in_flight_by_pool,
         })
     }
 }
@@ -369,6 +378,8 @@ pub struct TriggerWorker {
     client: Rc<ExecutorClient>,
     router: Rc<RefCell<Router>>,
     outcomes: Rc<OutcomeWriter>,
+    /// This pool's series of `jobwheel_dispatch_duration_seconds`.
+    dispatch_time: prometheus::Histogram,
 }
 
 /// Counts a trigger as finished when dropped, however its task ends.
@@ -399,6 +410,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
         let router = self.router.clone();
         let outcomes = self.outcomes.clone();
         let dispatcher = self.dispatcher.clone();
+        let dispatch_time = self.dispatch_time.clone();
         let max_in_flight = self.max_in_flight;
         let mut guards: Vec<Outstanding> = (0..msg.triggers.len())
             .map(|_| Outstanding(self.outstanding.clone()))
@@ -446,12 +458,13 @@ impl Handler<TriggerBatch> for TriggerWorker {
                 let Ok(permit) = permits.clone().acquire_owned().await else {
                     return;
                 };
-                let (env, client, router, outcomes, dispatcher) = (
+                let (env, client, router, outcomes, dispatcher, dispatch_time) = (
                     env.clone(),
                     client.clone(),
                     router.clone(),
                     outcomes.clone(),
                     dispatcher.clone(),
+                    dispatch_time.clone(),
                 );
                 // counted before the task runs, so a burst's outcomes wait for all its calls
                 let calling = outcomes.calling();
@@ -459,9 +472,20 @@ impl Handler<TriggerBatch> for TriggerWorker {
                 actix::spawn(async move {
                     let _guard = guard;
                     let started = Instant::now();
+                    let trigger_type = p.trigger_type();
+                    if matches!(trigger_type, TriggerType::Cron | TriggerType::Misfire) {
+                        env.metrics.fire_lateness(now_ms() - p.schedule_time());
+                    }
                     let (report, rows) = fire_prepared(&env, &client, &router, &p).await;
                     drop(permit);
-                    let elapsed_ms = started.elapsed().as_millis();
+                    let elapsed = started.elapsed();
+                    dispatch_time.observe(elapsed.as_secs_f64());
+                    // one per run row, as its outcome will be written
+                    for (_, outcome) in &rows {
+                        env.metrics
+                            .fired(trigger_type, outcome.trigger_code == SUCCESS_CODE);
+                    }
+                    let elapsed_ms = elapsed.as_millis();
                     // only slow dispatches count; a message per fire would wake the dispatcher's
                     // thread thousands of times a second for nothing
                     if elapsed_ms > SLOW_DISPATCH_MS {

@@ -2,6 +2,7 @@
 //! (handler lookup, GLUE versioning, block strategy, de-dup by logId), kill and idle beat
 //! (`docs/protocol.md`, executor endpoints).
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use crate::actors::job_thread::{JobActor, JobShared, Run, Stop};
 use crate::executor::glue::ScriptSpec;
 use crate::executor::handler::HandlerRegistry;
 use crate::executor::run::{RunEnv, Work};
+use crate::metrics::RefusalReason;
 use crate::protocol::{
     glue_type_not_valid, handler_not_found, repeat_trigger, BlockStrategy, GlueType, TriggerParam,
     MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER, MSG_COVER_EARLY, MSG_DISCARD_LATER,
@@ -68,6 +70,8 @@ pub struct Census {
     pub busy: usize,
     /// Worker actors alive, including stopped ones still reporting.
     pub live: usize,
+    /// Triggers accepted and waiting behind their job's running one.
+    pub queued: usize,
 }
 
 struct Entry {
@@ -167,14 +171,20 @@ impl JobTable {
 
     /// XXL-JOB's `/run` steps: which work this trigger needs, and the reason to replace the current
     /// worker (`docs/protocol.md`).
-    fn resolve_work(&self, p: &TriggerParam) -> Result<(Work, Option<&'static str>), String> {
+    fn resolve_work(
+        &self,
+        p: &TriggerParam,
+    ) -> Result<(Work, Option<&'static str>), (RefusalReason, String)> {
         let Some(glue) = p.glue_type_enum() else {
-            return Err(glue_type_not_valid(&p.glue_type));
+            return Err((
+                RefusalReason::UnsupportedGlue,
+                glue_type_not_valid(&p.glue_type),
+            ));
         };
         if glue != GlueType::Bean && !self.glue_enabled {
-            return Err(format!(
-                "fail, current glue type [{}] not supported.",
-                glue.desc()
+            return Err((
+                RefusalReason::GlueDisabled,
+                format!("fail, current glue type [{}] not supported.", glue.desc()),
             ));
         }
         let current = self.jobs.get(&p.job_id).map(|e| &e.work);
@@ -183,18 +193,23 @@ impl JobTable {
                 let handler = self
                     .handlers
                     .get(&p.executor_handler)
-                    .ok_or_else(|| handler_not_found(&p.executor_handler))?;
+                    .ok_or_else(|| {
+                        (
+                            RefusalReason::HandlerNotFound,
+                            handler_not_found(&p.executor_handler),
+                        )
+                    })?;
                 Work::Handler {
                     name: p.executor_handler.clone(),
                     handler,
                 }
             }
             GlueType::GlueGroovy => {
-                return Err(format!(
+                return Err((RefusalReason::UnsupportedGlue, format!(
                     "glueType[{}] is not supported: {} needs the Java executor; use a BEAN handler or a script glue type.",
                     glue.as_str(),
                     glue.desc()
-                ))
+                )))
             }
             script => Work::Script(Arc::new(ScriptSpec {
                 job_id: p.job_id,
@@ -212,18 +227,17 @@ impl JobTable {
         };
         Ok((work, reason))
     }
+}
 
-    fn spawn_worker(&mut self, job_id: i32, work: Work) {
-        self.next_serial += 1;
-        let serial = self.next_serial;
-        let shared = Arc::new(JobShared::default());
-        let env = self.env.clone();
-        env.live_workers.fetch_add(1, Ordering::SeqCst);
-        let actor = JobActor::new(job_id, serial, work.clone(), shared.clone(), env);
-        // workers live on the table's arbiter: they only await, user code runs elsewhere
-        let addr = actor.start();
-        self.jobs.insert(job_id, Entry { work, addr, shared });
-    }
+/// Starts a job's worker; `serial` counts the workers started.
+fn start_worker(job_id: i32, serial: &mut u64, work: Work, env: &Arc<RunEnv>) -> Entry {
+    *serial += 1;
+    let shared = Arc::new(JobShared::default());
+    env.live_workers.fetch_add(1, Ordering::SeqCst);
+    let actor = JobActor::new(job_id, *serial, work.clone(), shared.clone(), env.clone());
+    // workers live on the table's arbiter: they only await, user code runs elsewhere
+    let addr = actor.start();
+    Entry { work, addr, shared }
 }
 
 impl Actor for JobTable {
@@ -254,22 +268,25 @@ impl Handler<RunTrigger> for JobTable {
     type Result = Result<(), String>;
 
     fn handle(&mut self, RunTrigger(p): RunTrigger, _: &mut Self::Context) -> Self::Result {
-        let refused = |why: String| {
+        let env = self.env.clone();
+        let metrics = &env.metrics;
+        let refused = |reason: RefusalReason, why: String| {
             log::info!("job {} log {}: trigger refused: {why}", p.job_id, p.log_id);
+            metrics.trigger_refused(reason);
             Err(why)
         };
         if !self.accepting {
-            return refused(MSG_SHUTTING_DOWN.to_string());
+            return refused(RefusalReason::ShuttingDown, MSG_SHUTTING_DOWN.to_string());
         }
         let (work, mut replace) = match self.resolve_work(&p) {
             Ok(w) => w,
-            Err(why) => return refused(why),
+            Err((reason, why)) => return refused(reason, why),
         };
         if replace.is_none() {
             if let Some(entry) = self.jobs.get(&p.job_id) {
                 match p.block_strategy_enum() {
                     BlockStrategy::DiscardLater if entry.shared.is_busy() => {
-                        return refused(MSG_DISCARD_LATER.to_string())
+                        return refused(RefusalReason::DiscardLater, MSG_DISCARD_LATER.to_string())
                     }
                     BlockStrategy::CoverEarly if entry.shared.is_busy() => {
                         replace = Some(MSG_COVER_EARLY)
@@ -282,15 +299,16 @@ impl Handler<RunTrigger> for JobTable {
             log::info!("job {}: replacing its worker: {reason}", p.job_id);
             self.remove(p.job_id, reason);
         }
-        if !self.jobs.contains_key(&p.job_id) {
-            self.spawn_worker(p.job_id, work);
-        }
-        let Some(entry) = self.jobs.get(&p.job_id) else {
-            return refused("job worker could not be created".to_string());
+        let entry = match self.jobs.entry(p.job_id) {
+            Slot::Occupied(found) => found.into_mut(),
+            Slot::Vacant(slot) => {
+                slot.insert(start_worker(p.job_id, &mut self.next_serial, work, &env))
+            }
         };
         if !entry.shared.enqueue(p.log_id) {
-            return refused(repeat_trigger(p.log_id));
+            return refused(RefusalReason::Duplicate, repeat_trigger(p.log_id));
         }
+        metrics.trigger_accepted();
         log::info!(
             "job {} log {}: trigger accepted ({})",
             p.job_id,
@@ -351,6 +369,7 @@ impl Handler<GetCensus> for JobTable {
         Census {
             busy: self.jobs.values().filter(|e| e.shared.is_busy()).count(),
             live: self.env.live_workers.load(Ordering::SeqCst),
+            queued: self.jobs.values().map(|e| e.shared.queued()).sum(),
         }
     }
 }

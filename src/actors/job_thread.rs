@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 use crate::actors::result_sender::PushCallback;
 use crate::executor::context::JobContext;
 use crate::executor::run::{self, Outcome, RunEnv, Work};
+use crate::metrics::RunResult;
 use crate::protocol::{
     HandleCallbackParam, TriggerParam, FAIL_CODE, MSG_JOB_TIMEOUT, MSG_SUFFIX_QUEUED_KILLED,
-    MSG_SUFFIX_RUNNING_KILLED, TIMEOUT_CODE,
+    MSG_SUFFIX_RUNNING_KILLED, SUCCESS_CODE, TIMEOUT_CODE,
 };
 
 /// State of one worker that the job table (HTTP side) must see while the actor is busy running:
@@ -75,6 +76,11 @@ impl JobShared {
     pub fn is_busy(&self) -> bool {
         let st = self.lock();
         matches!(st.phase, Phase::Running { .. }) || !st.queued.is_empty()
+    }
+
+    /// Triggers queued behind the running one.
+    pub fn queued(&self) -> usize {
+        self.lock().queued.len()
     }
 
     /// Reserves a queue slot for `log_id`; false when that logId is already queued (de-dup).
@@ -239,6 +245,7 @@ impl Handler<Run> for JobActor {
                     self.job_id,
                     param.log_id
                 );
+                self.env.metrics.run_ended(RunResult::NotRun, None);
                 self.report(
                     &param,
                     FAIL_CODE,
@@ -264,22 +271,30 @@ impl Handler<Run> for JobActor {
             ));
             let outcome =
                 run::execute(&work, job_ctx, timeout, &env.runtime, env.log_base.clone()).await;
-            let (code, msg) = match outcome {
+            let (result, (code, msg)) = match outcome {
                 Outcome::Finished(result) => {
                     log.line(&format!(
                         "<br>----------- xxl-job job execute end(finish) -----------<br>----------- Result: {result}"
                     ));
-                    result.into_parts()
+                    let (code, msg) = result.into_parts();
+                    let result = match code == SUCCESS_CODE {
+                        true => RunResult::Success,
+                        false => RunResult::Failure,
+                    };
+                    (result, (code, msg))
                 }
                 Outcome::Panicked(panic) => {
                     log.line(&format!(
                         "<br>----------- JobThread Exception:{panic}<br>----------- xxl-job job execute end(error) -----------"
                     ));
-                    (FAIL_CODE, Some(panic))
+                    (RunResult::Panic, (FAIL_CODE, Some(panic)))
                 }
                 Outcome::TimedOut => {
                     log.line("<br>----------- xxl-job job execute timeout");
-                    (TIMEOUT_CODE, Some(MSG_JOB_TIMEOUT.to_string()))
+                    (
+                        RunResult::Timeout,
+                        (TIMEOUT_CODE, Some(MSG_JOB_TIMEOUT.to_string())),
+                    )
                 }
                 Outcome::Cancelled => {
                     let reason = shared
@@ -289,23 +304,32 @@ impl Handler<Run> for JobActor {
                         "<br>----------- JobThread toStop, stopReason:{reason}"
                     ));
                     (
-                        FAIL_CODE,
-                        Some(format!("{reason}{MSG_SUFFIX_RUNNING_KILLED}")),
+                        RunResult::Cancelled,
+                        (
+                            FAIL_CODE,
+                            Some(format!("{reason}{MSG_SUFFIX_RUNNING_KILLED}")),
+                        ),
                     )
                 }
             };
-            (code, msg)
+            (result, code, msg)
         };
-        ctx.wait(fut.into_actor(self).map(move |(code, msg), act, _| {
-            act.shared.finish();
-            log::info!(
-                "job {} log {}: run finished with code {code} in {} ms",
-                act.job_id,
-                param.log_id,
-                started.elapsed().as_millis()
-            );
-            act.report(&param, code, msg);
-        }));
+        ctx.wait(
+            fut.into_actor(self)
+                .map(move |(result, code, msg), act, _| {
+                    act.shared.finish();
+                    act.env
+                        .metrics
+                        .run_ended(result, Some(started.elapsed().as_secs_f64()));
+                    log::info!(
+                        "job {} log {}: run finished with code {code} in {} ms",
+                        act.job_id,
+                        param.log_id,
+                        started.elapsed().as_millis()
+                    );
+                    act.report(&param, code, msg);
+                }),
+        );
     }
 }
 

@@ -16,6 +16,7 @@
 //! usual claim makes it fire once. Its alarm goes out with the retry, at the same pass.
 
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -26,6 +27,7 @@ use super::monitor::{backoff, next_pass, MonitorSettings};
 use super::supervision::{answers_probes, ActorLife};
 use crate::alarm::{Alarm, AlarmEvent, Alarmer, EmailAlarm, WebhookAlarm};
 use crate::clock::now_ms;
+use crate::metrics::AdminMetrics;
 use crate::model::{alarm_status, TriggerType};
 use crate::store::{ActorStore, StoreError};
 
@@ -90,8 +92,8 @@ pub async fn fail_pass(
     store: &ActorStore,
     dispatcher: &Addr<Dispatcher>,
     alarmer: &Alarmer,
-    now: i64,
-    batch: i64,
+    metrics: &AdminMetrics,
+    (now, batch): (i64, i64),
 ) -> Result<FailPassReport, StoreError> {
     let ids = store
         .run(move |s| async move { s.find_failed_log_ids_due(now, batch).await })
@@ -108,10 +110,15 @@ pub async fn fail_pass(
             Ok(LogOutcome::Handled { retried, status }) => {
                 report.handled += 1;
                 report.retried += usize::from(retried);
+                if retried {
+                    metrics.retried();
+                }
                 if status == alarm_status::SENT {
                     report.alarms_sent += 1;
+                    metrics.alarm(true);
                 } else if status == alarm_status::FAILED {
                     report.alarms_failed += 1;
+                    metrics.alarm(false);
                 }
             }
             Err(_) => report.errors += 1,
@@ -281,6 +288,7 @@ pub struct FailMonitor {
     interval: Duration,
     failures: u32,
     life: ActorLife,
+    metrics: Arc<AdminMetrics>,
 }
 
 impl FailMonitor {
@@ -289,23 +297,27 @@ impl FailMonitor {
         store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         settings: &MonitorSettings,
+        metrics: Arc<AdminMetrics>,
     ) -> Self {
         Self::with_alarmer(
             store,
             dispatcher,
             build_alarmer(settings),
             settings.fail_interval,
+            metrics,
         )
     }
 
-    /// A monitor with the given alarm channels.
+    /// A monitor with the given alarm channels, counting retries and alarms in `metrics`.
     pub fn with_alarmer(
         store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         alarmer: Alarmer,
         interval: Duration,
+        metrics: Arc<AdminMetrics>,
     ) -> Self {
         FailMonitor {
+            metrics,
             store,
             dispatcher,
             alarmer: Rc::new(alarmer),
@@ -326,10 +338,18 @@ impl FailMonitor {
         let alarmer = self.alarmer.clone();
         let life = self.life.clone();
         life.working();
+        let metrics = self.metrics.clone();
         ctx.wait(
             async move {
                 life.fault_point(&store).await?;
-                fail_pass(&store, &dispatcher, &alarmer, now_ms(), FAIL_BATCH).await
+                fail_pass(
+                    &store,
+                    &dispatcher,
+                    &alarmer,
+                    &metrics,
+                    (now_ms(), FAIL_BATCH),
+                )
+                .await
             }
             .into_actor(self)
             .map(|result, act, ctx| {

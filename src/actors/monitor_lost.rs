@@ -150,6 +150,7 @@ pub async fn lost_pass(
             complete_one(env, dispatcher, result, &mut outcome).await?;
             if outcome.stored > 0 {
                 report.marked += 1;
+                env.metrics.lost_result();
                 log::warn!(
                     "job {} log {id}: no result for {}s and executor {} is gone or idle: marked as failed (result lost)",
                     log.job_id,

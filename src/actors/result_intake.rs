@@ -16,6 +16,7 @@ use super::trigger::{resume_fix_delay, TriggerEnv};
 use crate::clock::now_ms;
 use std::collections::{HashMap, HashSet};
 
+use crate::metrics::CallbackCounts;
 use crate::model::{unstorable, ResultLog, ScheduleType, TriggerType};
 use crate::protocol::{HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::LogResultRow;
@@ -153,7 +154,18 @@ impl Handler<ReportResults> for ResultIntake {
         let (calls, yield_max) = (self.calls.clone(), self.yield_max);
         Box::pin(async move {
             calls.quiet(yield_max).await;
-            complete_batch(&env, &dispatcher, msg.items, &msg.scope).await
+            let received = msg.items.len();
+            let done = complete_batch(&env, &dispatcher, msg.items, &msg.scope).await;
+            // a batch the database did not take is re-sent by its executor: received again then
+            if let Ok(outcome) = &done {
+                env.metrics.callbacks(CallbackCounts {
+                    received,
+                    duplicate: outcome.ignored,
+                    unknown: outcome.unknown,
+                    refused: outcome.refused.len(),
+                });
+            }
+            done
         })
     }
 }
@@ -337,6 +349,7 @@ mod tests {
         store.migrate().await.expect("migrations");
         let log_id = store.insert_log(&NewLog::sample()).await.expect("log row");
         let env = TriggerEnv {
+            metrics: Default::default(),
             store: crate::store::ActorStore::new(store.clone()),
             access_token: "test-token".into(),
             default_tz: chrono_tz::UTC,

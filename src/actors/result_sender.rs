@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::clock::now_ms;
 use crate::executor::admin_link::{self, AdminLink};
+use crate::metrics::ExecutorMetrics;
 use crate::protocol::{decode_callbacks, encode_callbacks, AdminProtocol, HandleCallbackParam};
 
 /// Folder of batches waiting for an admin (XXL-JOB 3.5's name).
@@ -66,12 +67,20 @@ pub struct ResultSender {
     in_flight: bool,
     retrying: bool,
     flushed: Vec<oneshot::Sender<()>>,
+    metrics: ExecutorMetrics,
 }
 
 impl ResultSender {
-    /// An actor posting to `link`, keeping failed batches under `{log_base}/callbacklogs/`.
-    pub fn new(link: Arc<AdminLink>, log_base: &Path, tuning: CallbackTuning) -> Self {
+    /// An actor posting to `link`, keeping failed batches under `{log_base}/callbacklogs/`,
+    /// counting the batches in `metrics`.
+    pub fn new(
+        link: Arc<AdminLink>,
+        log_base: &Path,
+        tuning: CallbackTuning,
+        metrics: ExecutorMetrics,
+    ) -> Self {
         ResultSender {
+            metrics,
             link,
             dir: log_base.join(CALLBACK_DIR),
             tuning,
@@ -148,9 +157,12 @@ impl ResultSender {
         let link = self.link.clone();
         let client = self.client();
         let dir = self.dir.clone();
+        let metrics = self.metrics.clone();
         let fut = async move {
             let body = encode_callbacks(&batch, link.protocol);
-            match link.post(&client, "callback", &body).await {
+            let sent = link.post(&client, "callback", &body).await;
+            metrics.callback_batch(sent.is_ok());
+            match sent {
                 Ok(admin) => log::info!(
                     "callback batch of {} sent to {admin} (logIds {})",
                     batch.len(),
@@ -192,7 +204,8 @@ impl ResultSender {
         let link = self.link.clone();
         let client = self.client();
         let dir = self.dir.clone();
-        let fut = async move { retry_files(&link, &client, &dir).await };
+        let metrics = self.metrics.clone();
+        let fut = async move { retry_files(&link, &client, &dir, &metrics).await };
         ctx.spawn(fut.into_actor(self).map(|(), act, _| act.retrying = false));
     }
 }
@@ -286,7 +299,12 @@ async fn save_batch(dir: &Path, batch: &[HandleCallbackParam]) -> std::io::Resul
 }
 
 /// Sends each saved batch, oldest first; a file is deleted only after an admin accepted it.
-async fn retry_files(link: &AdminLink, client: &awc::Client, dir: &Path) {
+async fn retry_files(
+    link: &AdminLink,
+    client: &awc::Client,
+    dir: &Path,
+    metrics: &ExecutorMetrics,
+) {
     let mut files = match tokio::fs::read_dir(dir).await {
         Ok(mut rd) => {
             let mut v = Vec::new();
@@ -327,7 +345,9 @@ async fn retry_files(link: &AdminLink, client: &awc::Client, dir: &Path) {
             continue;
         }
         let body = encode_callbacks(&batch, link.protocol);
-        match link.post(client, "callback", &body).await {
+        let sent = link.post(client, "callback", &body).await;
+        metrics.callback_batch(sent.is_ok());
+        match sent {
             Ok(admin) => {
                 log::info!(
                     "pending callback batch {} ({} results) sent to {admin}",

@@ -12,9 +12,12 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use std::sync::Arc;
+
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
 use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
+use crate::metrics::AdminMetrics;
 use crate::model::TriggerType;
 
 /// Slots in the ring: one per second of a minute.
@@ -57,16 +60,18 @@ pub struct RingActor {
     /// The last second whose entries were handed over; later arrivals for it go at once.
     handed_through: i64,
     life: ActorLife,
+    metrics: Arc<AdminMetrics>,
 }
 
 impl RingActor {
-    /// An empty ring dispatching to `dispatcher`.
-    pub fn new(dispatcher: Addr<Dispatcher>) -> Self {
+    /// An empty ring dispatching to `dispatcher`, showing its occupancy in `metrics`.
+    pub fn new(dispatcher: Addr<Dispatcher>, metrics: Arc<AdminMetrics>) -> Self {
         RingActor {
             slots: vec![Vec::new(); SLOTS],
             dispatcher,
             handed_through: i64::MIN,
             life: ActorLife::detached("ring"),
+            metrics,
         }
     }
 
@@ -89,6 +94,7 @@ impl RingActor {
         self.handed_through = self.handed_through.max(through);
         let entries = take_through(&mut self.slots, through);
         self.hand_over(entries, now);
+        self.metrics.ring_occupancy(self.pending());
     }
 
     fn hand_over(&self, entries: Vec<FireTime>, now: i64) {
@@ -129,6 +135,7 @@ impl RingActor {
             }
         }
         self.hand_over(now_due, now_ms());
+        self.metrics.ring_occupancy(self.pending());
     }
 
     fn pending(&self) -> usize {

@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use chrono_tz::Tz;
@@ -24,6 +24,7 @@ use super::ring::{FireTime, RingActor, ScheduleAll};
 use super::supervision::{answers_probes, ActorLife};
 use super::takeover::{take_over, TAKEOVER_BATCH};
 use crate::clock::now_ms;
+use crate::metrics::AdminMetrics;
 use crate::model::{DueJob, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
 use crate::store::{ActorStore, ClaimKey, ScheduleUpdate, Share, Store, StoreError};
 use crate::timing::{self, Schedule};
@@ -106,20 +107,22 @@ pub struct ScheduleActor {
     failures: u32,
     stopped: bool,
     life: ActorLife,
+    metrics: Arc<AdminMetrics>,
 }
 
 impl ScheduleActor {
     /// A scheduler for admin `node` (whose heartbeat is `beat`) reading at most `batch` jobs
-    /// per pass.
+    /// per pass, timing its passes in `metrics`.
     pub fn new(
         store: ActorStore,
         ring: Addr<RingActor>,
         dispatcher: Addr<Dispatcher>,
         (node, beat): (Arc<str>, Addr<NodeBeat>),
-        default_tz: Tz,
-        batch: i64,
+        (default_tz, batch): (Tz, i64),
+        metrics: Arc<AdminMetrics>,
     ) -> Self {
         ScheduleActor {
+            metrics,
             store,
             ring,
             dispatcher,
@@ -157,12 +160,16 @@ impl ScheduleActor {
         // one pass at a time: the actor handles nothing else until it ends
         ctx.wait(
             async move {
-                life.fault_point(&store).await?;
+                let started = Instant::now();
+                if let Err(fault) = life.fault_point(&store).await {
+                    return (Err(fault), started.elapsed());
+                }
                 let role = beat.send(ClusterRole).await.unwrap_or(Role {
                     take_over: false,
                     share: Share::ALL,
                 });
-                store
+                let started = Instant::now();
+                let pass = store
                     .run(move |store| async move {
                         let node = Node {
                             id: &node,
@@ -171,12 +178,14 @@ impl ScheduleActor {
                         };
                         pre_read(&store, tz, batch, now_ms(), node).await
                     })
-                    .await
+                    .await;
+                (pass, started.elapsed())
             }
             .into_actor(self)
-            .map(|result, act, ctx| match result {
+            .map(|(result, took), act, ctx| match result {
                 Ok(pass) => {
                     act.failures = 0;
+                    act.metrics.preread(pass.read, took.as_secs_f64());
                     let full =
                         pass.read as i64 >= act.batch || pass.taken_over as i64 >= TAKEOVER_BATCH;
                     act.deliver(pass.fires);

@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use super::db_retry::until_written;
 use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
+use crate::metrics::AdminMetrics;
 use crate::model::{
     executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration,
     RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
@@ -79,6 +80,8 @@ pub struct TriggerEnv {
     pub default_tz: Tz,
     /// This admin's address, shown in trigger messages.
     pub admin_address: String,
+    /// Where fires, results and lost runs are counted.
+    pub metrics: Arc<AdminMetrics>,
 }
 
 /// The outcome of one trigger: a log row per shard.
@@ -131,6 +134,11 @@ impl PreparedTrigger {
     /// The fire time it stands for, epoch ms (0 for manual/API/parent triggers).
     pub fn schedule_time(&self) -> i64 {
         self.trigger.schedule_time
+    }
+
+    /// Why it fires.
+    pub fn trigger_type(&self) -> TriggerType {
+        self.trigger.trigger_type
     }
 
     /// The claim a pre-read fire holds until its outcome is written.

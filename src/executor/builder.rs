@@ -17,11 +17,13 @@ use super::handler::{HandlerRegistry, IntoJobResult, JobHandler};
 use super::http::{self, ServiceState};
 use super::joblog::LogReader;
 use super::run::RunEnv;
+use super::scrape;
 use super::JobContext;
 use crate::actors::job_table::{GetCensus, JobTable, StopAccepting, StopAll};
 use crate::actors::log_cleaner::LogCleaner;
 use crate::actors::registrar::{Deregister, Registrar};
-use crate::actors::result_sender::{CallbackTuning, Flush, ResultSender};
+use crate::actors::result_sender::{CallbackTuning, Flush, ResultSender, CALLBACK_DIR};
+use crate::metrics::ExecutorMetrics;
 use crate::protocol::{unusable_token, AdminProtocol, MSG_SHUTDOWN_KILL};
 
 /// Default port of an executor's own server (XXL-JOB's).
@@ -404,11 +406,15 @@ impl ExecutorBuilder {
         // the executor's own actors get their own thread, apart from the host app's and the users' code
         let arbiter = Arbiter::new();
         let handle = arbiter.handle();
+        let metrics = ExecutorMetrics::new();
         let callback = {
             let link = link.clone();
             let base = self.log_path.clone();
             let tuning = self.callback.clone();
-            Supervisor::start_in_arbiter(&handle, move |_| ResultSender::new(link, &base, tuning))
+            let metrics = metrics.clone();
+            Supervisor::start_in_arbiter(&handle, move |_| {
+                ResultSender::new(link, &base, tuning, metrics.clone())
+            })
         };
         let env = Arc::new(RunEnv {
             log_base: self.log_path.clone(),
@@ -416,6 +422,7 @@ impl ExecutorBuilder {
             results: callback.clone(),
             idle_timeout: self.idle_timeout,
             live_workers: AtomicUsize::new(0),
+            metrics: metrics.clone(),
         });
         let handlers = Arc::new(self.handlers);
         log::info!(
@@ -448,6 +455,8 @@ impl ExecutorBuilder {
             logs: Arc::new(LogReader::new(&self.log_path)),
             link: link.clone(),
             jobs: jobs.clone(),
+            metrics,
+            callback_dir: Arc::from(self.log_path.join(CALLBACK_DIR).as_path()),
         };
         Ok(Executor {
             inner: Arc::new(Inner {
@@ -616,11 +625,32 @@ impl Executor {
         http::routes(self.inner.state.clone())
     }
 
-    /// A scope at `path` with the executor's paths and Java's answer for any other path under it.
+    /// The executor's metrics: its registry, for a host that gathers it into its own.
+    pub fn metrics(&self) -> &ExecutorMetrics {
+        &self.inner.state.metrics
+    }
+
+    /// Every metric in the Prometheus text format, with the gauges (workers, queued triggers,
+    /// saved result batches) read now: what `GET /metrics` answers.
+    pub async fn render_metrics(&self) -> String {
+        scrape::render(&self.inner.state).await
+    }
+
+    /// `GET /metrics` for a host app that serves the executor's metrics at a path of its
+    /// choosing: `app.route("/metrics", executor.metrics_route())`. It answers 401 without the
+    /// executor's access token (as `Authorization: Bearer`), unless the executor has none.
+    pub fn metrics_route(&self) -> actix_web::Route {
+        let state = self.inner.state.clone();
+        web::get().to(move |req: HttpRequest| scrape::metrics(req, state.clone()))
+    }
+
+    /// A scope at `path` with the executor's paths, `GET {path}/metrics`, and Java's answer for
+    /// any other path under it.
     pub fn scope(&self, path: &str) -> actix_web::Scope {
         let state = self.inner.state.clone();
         web::scope(path)
             .configure(http::routes(state.clone()))
+            .route("/metrics", self.metrics_route())
             .default_service(web::to(move |req: HttpRequest| {
                 http::not_found(req, state.clone())
             }))

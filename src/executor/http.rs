@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::admin_link::AdminLink;
 use super::joblog::LogReader;
 use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger};
+use crate::metrics::{ExecutorMetrics, RefusalReason};
 use crate::protocol::{
     check_trigger, constant_time_eq, decode, request_error, uri_not_found, AnyReturn,
     IdleBeatParam, Keyed, KillParam, LogParam, PayloadKey, ReturnT, TriggerParam,
@@ -34,6 +35,10 @@ pub(crate) struct ServiceState {
     /// The admins, for the envelope key their answers showed they read.
     pub(crate) link: Arc<AdminLink>,
     pub(crate) jobs: Addr<JobTable>,
+    /// Counted here: triggers refused before they reach the job table.
+    pub(crate) metrics: ExecutorMetrics,
+    /// Where result batches no admin accepted wait (`{log-path}/callbacklogs`).
+    pub(crate) callback_dir: Arc<std::path::Path>,
 }
 
 /// The endpoints.
@@ -69,6 +74,24 @@ fn answer_keyed<T: Serialize>(ret: &ReturnT<T>, key: PayloadKey) -> HttpResponse
 
 fn fail(msg: impl Into<String>) -> HttpResponse {
     answer(&AnyReturn::fail(msg))
+}
+
+/// Whether a scrape of `/metrics` may read them: the executor's token, sent as
+/// `XXL-JOB-ACCESS-TOKEN` or as `Authorization: Bearer` (what Prometheus sends), unless the
+/// executor runs without one.
+pub(crate) fn may_scrape(req: &HttpRequest, state: &ServiceState) -> bool {
+    let Some(token) = &state.access_token else {
+        return true;
+    };
+    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let bearer = header(actix_web::http::header::AUTHORIZATION.as_str()).and_then(|v| {
+        let (scheme, sent) = v.trim().split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then(|| sent.trim())
+    });
+    [header(ACCESS_TOKEN_HEADER), bearer]
+        .into_iter()
+        .flatten()
+        .any(|sent| constant_time_eq(sent, token))
 }
 
 /// Method, token and app-name checks shared by every path, known or not.
@@ -162,6 +185,7 @@ async fn handle(
             };
             if let Err(why) = check_trigger(&p) {
                 log::info!("job {} log {}: trigger refused: {why}", p.job_id, p.log_id);
+                state.metrics.trigger_refused(RefusalReason::InvalidTrigger);
                 return fail(why);
             }
             match state.jobs.send(RunTrigger(p)).await {

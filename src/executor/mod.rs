@@ -35,8 +35,10 @@ mod http;
 pub mod joblog;
 mod outbound;
 pub(crate) mod run;
+mod scrape;
 mod server;
 
+pub use crate::metrics::ExecutorMetrics;
 pub use builder::{
     Executor, ExecutorBuilder, ExecutorError, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT,
     DEFAULT_LOG_PATH,

@@ -15,6 +15,7 @@ use super::context::JobContext;
 use super::glue::{self, ScriptSpec};
 use super::handler::{HandlerFn, JobHandler, JobResult};
 use crate::actors::result_sender::ResultSender;
+use crate::metrics::ExecutorMetrics;
 
 /// Everything a job's worker needs besides its own work; shared by all workers of an executor.
 pub struct RunEnv {
@@ -28,6 +29,8 @@ pub struct RunEnv {
     pub idle_timeout: Duration,
     /// Workers alive (started and not yet stopped), for shutdown.
     pub live_workers: AtomicUsize,
+    /// Where triggers and runs are counted.
+    pub metrics: ExecutorMetrics,
 }
 
 /// How long a cancelled run may take to wind down before its result is reported anyway.

@@ -41,9 +41,11 @@ impl ExecutorServer {
             .port();
         let routes = executor.configure();
         let fallback = executor.not_found_service();
+        let metrics = executor.clone();
         let server = HttpServer::new(move || {
             App::new()
                 .configure(routes.clone())
+                .route("/metrics", metrics.metrics_route())
                 .default_service(web::to(fallback.clone()))
         })
         .shutdown_timeout(HTTP_SHUTDOWN_SECS)

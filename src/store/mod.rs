@@ -325,6 +325,12 @@ impl Store {
         &self.availability
     }
 
+    /// Connections of the pool (not of [`Store::own_connection`]'s) in use and idle.
+    pub fn pool_usage(&self) -> (usize, usize) {
+        let (size, idle) = on_pool!(self, pool => (pool.size() as usize, pool.num_idle()));
+        (size.saturating_sub(idle), idle)
+    }
+
     /// Closes every connection; later calls fail.
     pub async fn close(&self) {
         on_pool!(self, pool => pool.close().await)

@@ -10,6 +10,7 @@ use crate::actors::registry::RegistryActor;
 use crate::actors::result_intake::ResultIntake;
 use crate::actors::supervision::ActorBoard;
 use crate::config::AdminSettings;
+use crate::metrics::AdminMetrics;
 use crate::store::Store;
 
 pub mod api;
@@ -21,6 +22,7 @@ mod executor_api;
 mod fault_hooks;
 mod health;
 pub mod login_limit;
+mod metrics;
 mod origin;
 
 /// What every handler can reach: the database and the admin's actors.
@@ -42,6 +44,8 @@ pub struct AppState {
     pub settings: Arc<AdminSettings>,
     /// Failed logins, to slow password guessing.
     pub logins: Arc<login_limit::LoginLimiter>,
+    /// What `GET /metrics` serves.
+    pub metrics: Arc<AdminMetrics>,
 }
 
 /// Mounts every admin route on an actix-web app.
@@ -49,7 +53,8 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         cfg.app_data(web::Data::new(state))
             .app_data(web::PayloadConfig::new(5 * 1024 * 1024))
-            .route("/healthz", web::get().to(health::healthz));
+            .route("/healthz", web::get().to(health::healthz))
+            .route("/metrics", web::get().to(metrics::metrics));
         // before the executor API, whose "/api" scope would otherwise take "/api/v1" too
         api::mount(cfg);
         executor_api::mount(cfg, "");

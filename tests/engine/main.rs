@@ -10,6 +10,7 @@ mod engine_support;
 
 mod cluster;
 mod executor_faults;
+mod metrics;
 mod monitor_email;
 mod monitor_fail;
 mod monitor_lost;

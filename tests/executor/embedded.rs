@@ -80,6 +80,47 @@ async fn embedded_example_serves_its_routes_and_the_executor_on_one_port() {
         let cb = admin.wait_callback(p.log_id, WAIT).await;
         assert_eq!((cb.handle_code, cb.handle_msg.as_deref()), (200, Some(msg)));
     }
+    // the executor's metrics, where the service mounted them, for the executor's token only
+    let metrics = client.get(format!("{root}metrics")).send().await.unwrap();
+    assert_eq!(metrics.status().as_u16(), 401);
+    let mut metrics = client
+        .get(format!("{root}metrics"))
+        .insert_header(("Authorization", format!("Bearer {TEST_TOKEN}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(metrics.status().as_u16(), 200);
+    let text = String::from_utf8(metrics.body().await.unwrap().to_vec()).unwrap();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("Prometheus text format");
+    let counter = |metric: &str, label: Option<(&str, &str)>| {
+        scrape.samples.iter().find_map(|s| {
+            let labelled = label.is_none_or(|(k, v)| s.labels.get(k) == Some(v));
+            match s.value {
+                prometheus_parse::Value::Counter(n) if s.metric == metric && labelled => Some(n),
+                _ => None,
+            }
+        })
+    };
+    assert_eq!(
+        counter("jobwheel_executor_triggers_accepted_total", None),
+        Some(2.0)
+    );
+    assert_eq!(
+        counter("jobwheel_executor_runs_total", Some(("result", "success"))),
+        Some(2.0)
+    );
+    // the same registry under the executor's mount path
+    let mut scoped = client
+        .get(format!("{address}metrics"))
+        .insert_header(("Authorization", format!("Bearer {TEST_TOKEN}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(scoped.status().as_u16(), 200);
+    let scoped = String::from_utf8(scoped.body().await.unwrap().to_vec()).unwrap();
+    assert!(scoped.contains("jobwheel_executor_runs_total{result=\"success\"} 2"));
+
     let mut stats = client.get(format!("{root}stats")).send().await.unwrap();
     let v: Value = serde_json::from_slice(&stats.body().await.unwrap()).unwrap();
     assert_eq!(v, json!({"reports": 1}));

@@ -198,6 +198,7 @@ fn trigger_env(state: &AppState) -> TriggerEnv {
         access_token: state.access_token.clone(),
         default_tz: state.settings.timezone,
         admin_address: String::new(),
+        metrics: state.metrics.clone(),
     }
 }
 

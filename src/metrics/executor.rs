@@ -1,0 +1,351 @@
+//! The executor's metrics: triggers accepted and refused, runs, live workers, result batches.
+
+use prometheus::{Histogram, IntCounter, IntCounterVec, IntGauge, Registry};
+
+use super::{histogram_opts, opts, register};
+
+/// Why the executor refused a trigger: the `reason` label of
+/// `jobwheel_executor_triggers_refused_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalReason {
+    /// The trigger's fields are invalid (shard index, block strategy).
+    InvalidTrigger,
+    /// The executor is shutting down.
+    ShuttingDown,
+    /// The glue type is unknown, or not supported here (GLUE(Java)).
+    UnsupportedGlue,
+    /// A script job while scripts are off.
+    GlueDisabled,
+    /// No handler of that name is registered.
+    HandlerNotFound,
+    /// `DISCARD_LATER` and the job is busy.
+    DiscardLater,
+    /// The logId is already queued or running.
+    Duplicate,
+}
+
+impl RefusalReason {
+    /// Every reason, in the order of [`RefusalReason::label`].
+    pub const ALL: [RefusalReason; 7] = [
+        RefusalReason::InvalidTrigger,
+        RefusalReason::ShuttingDown,
+        RefusalReason::UnsupportedGlue,
+        RefusalReason::GlueDisabled,
+        RefusalReason::HandlerNotFound,
+        RefusalReason::DiscardLater,
+        RefusalReason::Duplicate,
+    ];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            RefusalReason::InvalidTrigger => "invalid_trigger",
+            RefusalReason::ShuttingDown => "shutting_down",
+            RefusalReason::UnsupportedGlue => "unsupported_glue",
+            RefusalReason::GlueDisabled => "glue_disabled",
+            RefusalReason::HandlerNotFound => "handler_not_found",
+            RefusalReason::DiscardLater => "discard_later",
+            RefusalReason::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// How a run ended: the `result` label of `jobwheel_executor_runs_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunResult {
+    /// The work returned code 200.
+    Success,
+    /// The work returned another code.
+    Failure,
+    /// The timeout fired.
+    Timeout,
+    /// The work panicked.
+    Panic,
+    /// Killed, covered, reaped or shut down while running.
+    Cancelled,
+    /// Queued, and its worker was stopped before its turn: reported without running.
+    NotRun,
+}
+
+impl RunResult {
+    /// Every result, in the order of [`RunResult::label`].
+    pub const ALL: [RunResult; 6] = [
+        RunResult::Success,
+        RunResult::Failure,
+        RunResult::Timeout,
+        RunResult::Panic,
+        RunResult::Cancelled,
+        RunResult::NotRun,
+    ];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            RunResult::Success => "success",
+            RunResult::Failure => "failure",
+            RunResult::Timeout => "timeout",
+            RunResult::Panic => "panic",
+            RunResult::Cancelled => "cancelled",
+            RunResult::NotRun => "not_run",
+        }
+    }
+}
+
+/// Seconds; from a quick handler to a long batch job.
+const RUN_BUCKETS: &[f64] = &[
+    0.005, 0.025, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0,
+];
+
+/// What is read from the executor's state at each scrape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecutorSample {
+    /// Job workers (`JobActor`s) alive.
+    pub workers: usize,
+    /// Triggers accepted and waiting for their job's running trigger to end.
+    pub queued: usize,
+    /// Result batches saved under `callbacklogs/`, waiting to be re-sent.
+    pub pending_callback_files: usize,
+}
+
+/// The executor's registry and the handles its actors count with; clones share them.
+#[derive(Clone)]
+pub struct ExecutorMetrics {
+    registry: Registry,
+    accepted: IntCounter,
+    refused: [IntCounter; RefusalReason::ALL.len()],
+    runs: [IntCounter; RunResult::ALL.len()],
+    run_duration: Histogram,
+    workers: IntGauge,
+    queued: IntGauge,
+    batches_sent: IntCounter,
+    batches_failed: IntCounter,
+    pending_files: IntGauge,
+}
+
+impl std::fmt::Debug for ExecutorMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutorMetrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for ExecutorMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ExecutorMetrics {
+    /// A fresh registry with every executor metric at zero.
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let refused = register(
+            &registry,
+            IntCounterVec::new(
+                opts(
+                    "jobwheel_executor_triggers_refused_total",
+                    "Triggers the executor refused, by reason",
+                ),
+                &["reason"],
+            )
+            .expect("constant metric"),
+        );
+        let runs = register(
+            &registry,
+            IntCounterVec::new(
+                opts(
+                    "jobwheel_executor_runs_total",
+                    "Runs reported to the admin, by how they ended",
+                ),
+                &["result"],
+            )
+            .expect("constant metric"),
+        );
+        let batches = register(
+            &registry,
+            IntCounterVec::new(
+                opts(
+                    "jobwheel_executor_callback_batches_total",
+                    "Result batches posted to an admin (saved ones re-sent included), by outcome",
+                ),
+                &["result"],
+            )
+            .expect("constant metric"),
+        );
+        let counter = |name: &str, help: &str| {
+            register(
+                &registry,
+                IntCounter::with_opts(opts(name, help)).expect("constant metric"),
+            )
+        };
+        let gauge = |name: &str, help: &str| {
+            register(
+                &registry,
+                IntGauge::with_opts(opts(name, help)).expect("constant metric"),
+            )
+        };
+        ExecutorMetrics {
+            accepted: counter(
+                "jobwheel_executor_triggers_accepted_total",
+                "Triggers the executor accepted (queued for their job's worker)",
+            ),
+            refused: RefusalReason::ALL.map(|r| refused.with_label_values(&[r.label()])),
+            runs: RunResult::ALL.map(|r| runs.with_label_values(&[r.label()])),
+            run_duration: register(
+                &registry,
+                Histogram::with_opts(histogram_opts(
+                    "jobwheel_executor_run_duration_seconds",
+                    "How long runs took, from their turn to their result (runs that started)",
+                    RUN_BUCKETS,
+                ))
+                .expect("constant metric"),
+            ),
+            workers: gauge(
+                "jobwheel_executor_job_workers",
+                "Job workers (one actor per job id) alive",
+            ),
+            queued: gauge(
+                "jobwheel_executor_queued_triggers",
+                "Accepted triggers waiting for their job's current run to end",
+            ),
+            batches_sent: batches.with_label_values(&["sent"]),
+            batches_failed: batches.with_label_values(&["failed"]),
+            pending_files: gauge(
+                "jobwheel_executor_pending_callback_files",
+                "Result batches no admin accepted, saved under callbacklogs/ for retry",
+            ),
+            registry,
+        }
+    }
+
+    /// The registry, for a host that serves it itself or gathers it into its own.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Counts an accepted trigger.
+    pub fn trigger_accepted(&self) {
+        self.accepted.inc();
+    }
+
+    /// Counts a refused trigger.
+    pub fn trigger_refused(&self, reason: RefusalReason) {
+        self.refused[reason as usize].inc();
+    }
+
+    /// Counts a run's end; `seconds` is its duration if it started.
+    pub fn run_ended(&self, result: RunResult, seconds: Option<f64>) {
+        self.runs[result as usize].inc();
+        if let Some(seconds) = seconds {
+            self.run_duration.observe(seconds);
+        }
+    }
+
+    /// Counts a result batch an admin accepted (`true`) or none did.
+    pub fn callback_batch(&self, sent: bool) {
+        match sent {
+            true => self.batches_sent.inc(),
+            false => self.batches_failed.inc(),
+        }
+    }
+
+    /// Sets the gauges read from the executor's state.
+    pub fn set_sample(&self, sample: ExecutorSample) {
+        self.workers.set(sample.workers as i64);
+        self.queued.set(sample.queued as i64);
+        self.pending_files.set(sample.pending_callback_files as i64);
+    }
+
+    /// Every metric in the text format, gauges as last set.
+    pub fn render(&self) -> String {
+        super::render(&self.registry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str, series: &str) -> Option<f64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn counts_land_in_their_labelled_series() {
+        let m = ExecutorMetrics::new();
+        m.trigger_accepted();
+        m.trigger_accepted();
+        m.trigger_refused(RefusalReason::Duplicate);
+        m.run_ended(RunResult::Success, Some(0.2));
+        m.run_ended(RunResult::NotRun, None);
+        m.callback_batch(true);
+        m.callback_batch(false);
+        m.callback_batch(false);
+        m.set_sample(ExecutorSample {
+            workers: 3,
+            queued: 4,
+            pending_callback_files: 5,
+        });
+        let text = m.render();
+        let v = |s: &str| value(&text, s);
+        assert_eq!(v("jobwheel_executor_triggers_accepted_total"), Some(2.0));
+        assert_eq!(
+            v("jobwheel_executor_triggers_refused_total{reason=\"duplicate\"}"),
+            Some(1.0)
+        );
+        assert_eq!(
+            v("jobwheel_executor_triggers_refused_total{reason=\"shutting_down\"}"),
+            Some(0.0)
+        );
+        assert_eq!(
+            v("jobwheel_executor_runs_total{result=\"success\"}"),
+            Some(1.0)
+        );
+        assert_eq!(
+            v("jobwheel_executor_runs_total{result=\"not_run\"}"),
+            Some(1.0)
+        );
+        // only runs that started are timed
+        assert_eq!(v("jobwheel_executor_run_duration_seconds_count"), Some(1.0));
+        assert_eq!(
+            v("jobwheel_executor_callback_batches_total{result=\"failed\"}"),
+            Some(2.0)
+        );
+        assert_eq!(v("jobwheel_executor_job_workers"), Some(3.0));
+        assert_eq!(v("jobwheel_executor_queued_triggers"), Some(4.0));
+        assert_eq!(v("jobwheel_executor_pending_callback_files"), Some(5.0));
+    }
+
+    #[test]
+    fn every_label_is_exposed_before_it_is_counted() {
+        let text = ExecutorMetrics::new().render();
+        for r in RefusalReason::ALL {
+            let series = format!(
+                "jobwheel_executor_triggers_refused_total{{reason=\"{}\"}}",
+                r.label()
+            );
+            assert_eq!(value(&text, &series), Some(0.0), "{series}");
+        }
+        for r in RunResult::ALL {
+            let series = format!("jobwheel_executor_runs_total{{result=\"{}\"}}", r.label());
+            assert_eq!(value(&text, &series), Some(0.0), "{series}");
+        }
+    }
+
+    #[test]
+    fn two_executors_in_one_process_count_apart() {
+        let (a, b) = (ExecutorMetrics::new(), ExecutorMetrics::new());
+        a.trigger_accepted();
+        assert_eq!(
+            value(&b.render(), "jobwheel_executor_triggers_accepted_total"),
+            Some(0.0)
+        );
+        assert_eq!(
+            value(
+                &a.clone().render(),
+                "jobwheel_executor_triggers_accepted_total"
+            ),
+            Some(1.0)
+        );
+    }
+}
