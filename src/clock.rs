@@ -23,7 +23,7 @@ pub fn now_us() -> i64 {
 /// Sleeps until the wall clock reaches `at_ms` (epoch ms), waking just after it rather than when
 /// a rounded-up timer fires; returns at once if it has passed.
 ///
-/// The last [`TIMER_SLACK`] is spent yielding to the runtime, so other tasks on the thread run
+/// The last `TIMER_SLACK` is spent yielding to the runtime, so other tasks on the thread run
 /// meanwhile; it costs at most that much CPU per call.
 pub async fn sleep_until_epoch_ms(at_ms: i64) {
     let at_us = at_ms.saturating_mul(1_000);

@@ -185,8 +185,8 @@ impl Http1Client {
         }
     }
 
-    /// Opens connections to `target` until `want` are idle (at most [`IDLE_PER_HOST`]),
-    /// [`WARM_AT_ONCE`] at a time; the number opened. Stops at the first that fails.
+    /// Opens connections to `target` until `want` are idle (at most `IDLE_PER_HOST`),
+    /// `WARM_AT_ONCE` at a time; the number opened. Stops at the first that fails.
     pub async fn warm(&self, target: &HttpTarget, want: usize) -> usize {
         let have = {
             let mut idle = self.idle.borrow_mut();

@@ -424,7 +424,7 @@ impl GlueType {
         self.interpreter().is_some()
     }
 
-    /// Program put in argv[0] for script types (no shell is involved).
+    /// Program put in `argv[0]` for script types (no shell is involved).
     pub fn interpreter(self) -> Option<&'static str> {
         match self {
             GlueType::Bean | GlueType::GlueGroovy => None,

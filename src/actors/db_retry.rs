@@ -13,7 +13,7 @@ const FIRST_WAIT: Duration = Duration::from_millis(500);
 const MAX_WAIT: Duration = Duration::from_secs(4);
 
 /// Retries `write` until it succeeds or fails for a reason other than an outage; `what` names
-/// it in the log. The first try happens after [`FIRST_WAIT`]: callers come here after a failure.
+/// it in the log. The first try happens after `FIRST_WAIT`: callers come here after a failure.
 pub fn until_written<F, Fut>(store: &ActorStore, what: String, write: F)
 where
     F: Fn(Store) -> Fut + Send + 'static,

@@ -63,7 +63,7 @@ impl OutcomeWriter {
 
     /// Queues the outcomes of `call` and resolves once they are written (or the write failed
     /// and was logged). They are written when no other call is in flight (on any worker), when
-    /// [`FULL`] rows wait, or after [`GATHER_MAX`], whichever comes first. The fire's `claim`,
+    /// `FULL` rows wait, or after `GATHER_MAX`, whichever comes first. The fire's `claim`,
     /// if it had one, is released with them.
     pub async fn record(
         self: &Rc<Self>,

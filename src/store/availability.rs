@@ -17,7 +17,7 @@ const SETTLE: Duration = Duration::from_secs(1);
 /// A call counts only if it started after the last change: when an outage begins, calls that
 /// were already answered but are noted a moment later must not end it, and once it is over, a
 /// call stuck since the outage must not start another. An outage ends only with a call begun
-/// [`SETTLE`] after it began, since connections break one by one as a server goes away and the
+/// `SETTLE` after it began, since connections break one by one as a server goes away and the
 /// last of them still answer for a moment.
 #[derive(Debug)]
 pub struct Availability {

@@ -60,7 +60,7 @@ impl std::fmt::Debug for GroupToken {
 }
 
 impl Store {
-    /// Inserts a group and returns its id; an app name already in use is [`StoreError::Duplicate`].
+    /// Inserts a group and returns its id; an app name already in use is [`crate::store::StoreError::Duplicate`].
     pub async fn insert_group(&self, group: &JobGroup) -> StoreResult<i32> {
         let id = insert_returning_id!(
             self,

@@ -3,7 +3,7 @@
 //! One [`Store`] API over three backends, chosen by the URL scheme: SQLite (embedded default,
 //! one admin), PostgreSQL and MySQL/MariaDB (several admins sharing one database). Statements
 //! are written once with `?` placeholders where the dialects agree; where they differ, each
-//! backend has its own form: [`dialect`] for the short statements, and beside their callers for
+//! backend has its own form: `dialect` for the short statements, and beside their callers for
 //! the batch writes (`log_batch`), the claim (`schedule`) and the scratch databases (`scratch`).
 
 use std::borrow::Cow;
