@@ -8,8 +8,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::{
-    resolve_migrate, AdminArgs, AdminSettings, ConfigError, ExecutorArgs, ExecutorSettings,
-    MigrateArgs, Sources, StandaloneArgs, StandaloneSettings,
+    AdminSettings, ConfigError, ExecutorSettings, MigrateSettings, Sources, StandaloneSettings,
 };
 use crate::import_xxl::ImportXxlArgs;
 use crate::startup::Admin;
@@ -26,7 +25,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     #[command(flatten)]
-    pub standalone: StandaloneArgs,
+    pub standalone: StandaloneSettings,
 }
 
 /// Told under every mode's flags.
@@ -39,16 +38,16 @@ const SOURCES_HELP: &str = "Every flag can also be set as an environment variabl
 pub enum Command {
     /// Admin plus an in-process executor with demo handlers (the default)
     #[command(after_help = SOURCES_HELP)]
-    Standalone(StandaloneArgs),
+    Standalone(StandaloneSettings),
     /// The scheduling center: scheduler, REST API, executor API
     #[command(after_help = SOURCES_HELP)]
-    Admin(AdminArgs),
+    Admin(AdminSettings),
     /// A standalone executor for script jobs and the built-in handlers
     #[command(after_help = SOURCES_HELP)]
-    Executor(ExecutorArgs),
+    Executor(ExecutorSettings),
     /// Apply database migrations and exit
     #[command(after_help = SOURCES_HELP)]
-    Migrate(MigrateArgs),
+    Migrate(MigrateSettings),
     /// Import groups, jobs, users and (with --include-logs) run logs from an XXL-JOB database
     #[command(after_help = SOURCES_HELP)]
     ImportXxl(ImportXxlArgs),
@@ -65,46 +64,46 @@ pub fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(cli) => cli,
-        Err(e) => e.exit(),
-    };
     init_logging();
-    let file = match Sources::read(cli.config.as_deref()) {
+    let config = matches.get_one::<PathBuf>("config");
+    let file = match Sources::read(config.map(PathBuf::as_path)) {
         Ok(sources) => sources,
         Err(e) => return config_failure(e),
     };
-    let command = match cli.command {
-        None => Command::Standalone(cli.standalone),
-        Some(command) => {
+    let (mode, flags) = match matches.subcommand() {
+        None => ("standalone", &matches),
+        Some(mode) => {
             // flags before a subcommand belong to standalone mode and would be silently lost
             if let Some(flag) = flag_before_subcommand(&matches) {
                 return config_failure(ConfigError(format!(
                     "--{flag} must follow the subcommand, e.g. 'jobwheel admin --{flag} ...'"
                 )));
             }
-            command
+            mode
         }
     };
-    match command {
-        Command::Standalone(args) => match StandaloneSettings::resolve(&args, &file) {
-            Ok(settings) => run(run_standalone(settings)),
-            Err(e) => config_failure(e),
-        },
-        Command::Admin(args) => match AdminSettings::resolve(&args, &file) {
+    match mode {
+        "admin" => match AdminSettings::resolve(flags, &file) {
             Ok(settings) => run(run_admin(settings)),
             Err(e) => config_failure(e),
         },
-        Command::Executor(args) => match ExecutorSettings::resolve(&args, &file) {
+        "executor" => match ExecutorSettings::resolve(flags, &file) {
             Ok(settings) => run(run_executor(settings)),
             Err(e) => config_failure(e),
         },
-        Command::Migrate(args) => match resolve_migrate(&args, &file) {
-            Ok(url) => run(run_migrate(url)),
+        "migrate" => match MigrateSettings::resolve(flags, &file) {
+            Ok(settings) => run(run_migrate(settings.database_url)),
             Err(e) => config_failure(e),
         },
-        Command::ImportXxl(args) => match resolve_migrate(&args.target, &file) {
-            Ok(url) => run_import(args, url),
+        "import-xxl" => {
+            let args = ImportXxlArgs::from_arg_matches(flags).unwrap_or_else(|e| e.exit());
+            match MigrateSettings::resolve(flags, &file) {
+                Ok(target) => run_import(args, target.database_url),
+                Err(e) => config_failure(e),
+            }
+        }
+        _ => match StandaloneSettings::resolve(flags, &file) {
+            Ok(settings) => run(run_standalone(settings)),
             Err(e) => config_failure(e),
         },
     }
@@ -122,7 +121,7 @@ fn flag_before_subcommand(matches: &ArgMatches) -> Option<String> {
 }
 
 /// `invalid --port '70000': 70000 is not in 0..=65535`, as a bad value from a file reads.
-fn one_line(e: &clap::Error) -> String {
+pub(crate) fn one_line(e: &clap::Error) -> String {
     let context = |kind| match e.get(kind) {
         Some(ContextValue::String(s)) => s.clone(),
         _ => String::new(),

@@ -4,93 +4,95 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use chrono_tz::Tz;
+use clap::{ArgMatches, Args};
 use lettre::message::Mailbox;
 use serde::Deserialize;
 
 use super::{
-    database_url, given, machine_timezone, secs, token, within, AdminArgs, ConfigError, Layers,
-    Sources, DEFAULT_BIND, DEFAULT_DATABASE_URL, DEFAULT_TRIGGER_POOL_FAST_MAX,
+    database_url, days, machine_timezone, number, token, ConfigError, Layers, Sources,
+    DEFAULT_BIND, DEFAULT_DATABASE_URL, DEFAULT_TRIGGER_POOL_FAST_MAX,
     DEFAULT_TRIGGER_POOL_SLOW_MAX,
 };
 use crate::alarm::email::{SmtpSettings, SmtpTls};
 use crate::web::login_limit::LoginLimit;
 
-/// Validated admin settings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "kebab-case", default)]
+/// The admin's (scheduling center's) flags and settings.
+#[derive(Args, Deserialize, Debug, Clone)]
 pub struct AdminSettings {
-    /// Listen address.
-    #[serde(deserialize_with = "bind")]
+    /// Address to listen on [default: 0.0.0.0:8080 for admin, 127.0.0.1:8080 for standalone]
+    #[arg(long, value_name = "HOST:PORT", value_parser = bind::parse)]
+    #[arg(default_value = DEFAULT_BIND, hide_default_value = true)]
+    #[serde(with = "bind")]
     pub bind: SocketAddr,
-    /// The URL users reach the admin at (`--public-url`), without a trailing slash.
-    #[serde(deserialize_with = "public_url")]
+    /// URL users reach the admin at, e.g. https://jobs.example.com; https makes cookies Secure
+    #[arg(long, value_name = "URL", value_parser = public_url::parse)]
+    #[serde(default, with = "public_url")]
     pub public_url: Option<url::Url>,
-    /// Database URL (scheme checked).
-    #[serde(deserialize_with = "database_url")]
+    /// Database URL: sqlite://FILE, postgres://... or mysql://...
+    #[arg(long, value_name = "URL", default_value = DEFAULT_DATABASE_URL)]
+    #[serde(with = "database_url")]
     pub database_url: String,
-    /// Global executor token from the flag; `None` uses the one stored in the database
-    /// (generated on first start).
-    #[serde(deserialize_with = "token")]
+    /// Token executors must send in XXL-JOB-ACCESS-TOKEN [default: generated on first start, stored in the database]
+    #[arg(long, value_name = "TOKEN")]
+    #[serde(default, with = "token")]
     pub access_token: Option<String>,
-    /// First-start password of the `admin` user.
-    #[serde(deserialize_with = "trimmed")]
+    /// Password of the 'admin' user, used on first start only [default: random, printed once]
+    #[arg(long, value_name = "PASSWORD")]
+    #[serde(default, with = "trimmed")]
     pub admin_password: Option<String>,
-    /// Days of run records to keep; 0 keeps them forever.
-    #[serde(deserialize_with = "within::<_, u32, _, 0, 36_500>")]
+    /// Days of run records to keep; 0 keeps them forever
+    #[arg(long, allow_hyphen_values = true, value_name = "DAYS", value_parser = days::parse)]
+    #[arg(default_value = "30")]
+    #[serde(with = "days")]
     pub log_retention_days: u32,
-    /// Fast dispatch pool in-flight limit.
-    #[serde(deserialize_with = "within::<_, usize, _, 1, 100_000>")]
+    /// Most dispatches in flight on the fast pool
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = pool::parse)]
+    #[arg(default_value_t = DEFAULT_TRIGGER_POOL_FAST_MAX)]
+    #[serde(with = "pool")]
     pub trigger_pool_fast_max: usize,
-    /// Slow dispatch pool in-flight limit.
-    #[serde(deserialize_with = "within::<_, usize, _, 1, 100_000>")]
+    /// Most dispatches in flight on the slow pool
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = pool::parse)]
+    #[arg(default_value_t = DEFAULT_TRIGGER_POOL_SLOW_MAX)]
+    #[serde(with = "pool")]
     pub trigger_pool_slow_max: usize,
-    /// Default zone of cron expressions.
-    #[serde(deserialize_with = "timezone")]
+    /// IANA time zone for cron expressions without their own [default: this machine's]
+    #[arg(long, value_name = "ZONE", value_parser = timezone::parse)]
+    #[arg(default_value_t = machine_timezone(), hide_default_value = true)]
+    #[serde(with = "timezone")]
     pub timezone: Tz,
-    /// A run without a result for this long, on an executor that is gone, is marked failed.
-    #[serde(
-        rename = "lost-result-timeout-secs",
-        deserialize_with = "secs::<_, 30, 2_592_000>"
-    )]
+    /// Seconds without a result after which a run on an executor that is gone is marked failed
+    #[arg(long = "lost-result-timeout-secs", id = "lost_result_timeout_secs")]
+    #[arg(allow_hyphen_values = true, value_name = "SECS", value_parser = lost_secs::parse)]
+    #[arg(default_value = "600")]
+    #[serde(rename = "lost_result_timeout_secs", with = "lost_secs")]
     pub lost_result_timeout: Duration,
     /// Mail server for alarm e-mails; `None` turns e-mail alarms off.
+    #[arg(skip)]
     #[serde(skip)]
     pub smtp: Option<SmtpSettings>,
+    /// The SMTP flags, each checked; [`Smtp::settings`] checks them together into `smtp`.
+    #[command(flatten)]
+    #[serde(skip)]
+    smtp_flags: Smtp,
     /// Failed logins allowed per user and per address before logins are refused for a while
     /// (not a flag: 5 per user and 20 per address a minute; tests shorten the window).
+    #[arg(skip)]
     #[serde(skip)]
     pub login_limit: LoginLimit,
 }
 
-impl Default for AdminSettings {
-    fn default() -> Self {
-        AdminSettings {
-            bind: DEFAULT_BIND.parse().expect("a socket address"),
-            public_url: None,
-            database_url: DEFAULT_DATABASE_URL.to_string(),
-            access_token: None,
-            admin_password: None,
-            log_retention_days: 30,
-            trigger_pool_fast_max: DEFAULT_TRIGGER_POOL_FAST_MAX,
-            trigger_pool_slow_max: DEFAULT_TRIGGER_POOL_SLOW_MAX,
-            timezone: machine_timezone(),
-            lost_result_timeout: Duration::from_secs(600),
-            smtp: None,
-            login_limit: LoginLimit::default(),
-        }
-    }
-}
-
 // a host name is resolved
-from_text!(bind: SocketAddr = |addr: &str| match addr.to_socket_addrs() {
+setting!(bind: SocketAddr = |addr: &str| match addr.to_socket_addrs() {
     Ok(mut addrs) => addrs.next().ok_or_else(|| "the host name has no address".to_string()),
     Err(e) => Err(format!("expected HOST:PORT, e.g. 0.0.0.0:8080 ({e})")),
 });
-from_text!(trimmed: String = str::parse::<String>);
-from_text!(timezone: Tz = |zone: &str| zone.parse::<Tz>()
+setting!(trimmed: String = str::parse::<String>);
+setting!(pool: usize = |n| number(n, 1, 100_000));
+setting!(lost_secs: Duration = |secs| number(secs, 30, 2_592_000).map(Duration::from_secs));
+setting!(timezone: Tz = |zone: &str| zone.parse::<Tz>()
     .map_err(|_| "expected an IANA time zone name, e.g. Europe/Berlin"));
 // an absolute http(s) URL with a host and no query; its path (a proxy's prefix) is kept
-from_text!(public_url: url::Url = |text: &str| match url::Url::parse(text) {
+setting!(public_url: url::Url = |text: &str| match url::Url::parse(text) {
     Err(e) => Err(format!("not a URL ({e}), e.g. https://jobs.example.com")),
     Ok(url) if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() => {
         Err("expected an http:// or https:// URL with a host".into())
@@ -100,29 +102,42 @@ from_text!(public_url: url::Url = |text: &str| match url::Url::parse(text) {
     }
     Ok(url) => Ok(url),
 });
-from_text!(smtp_host: String = |host: &str| match host.contains(char::is_whitespace) {
+setting!(smtp_host: String = |host: &str| match host.contains(char::is_whitespace) {
     false if !host.contains('/') => Ok(host.to_string()),
     _ => Err("expected a host name, e.g. smtp.example.com"),
 });
-from_text!(mailbox: String = |from: &str| from.parse::<Mailbox>()
+setting!(smtp_port: u16 = |port| number(port, 1, 65_535));
+setting!(mailbox: String = |from: &str| from.parse::<Mailbox>()
     .map(|_| from.to_string())
     .map_err(|e| format!("expected an e-mail address ({e})")));
-from_text!(smtp_tls: SmtpTls = str::parse::<SmtpTls>);
+setting!(smtp_tls: SmtpTls = str::parse::<SmtpTls>);
 
-/// The SMTP keys, each checked; [`Smtp::settings`] checks them together.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "kebab-case", default)]
+/// The SMTP flags, each checked; [`Smtp::settings`] checks them together.
+#[derive(Args, Deserialize, Debug, Clone, Default)]
 struct Smtp {
-    #[serde(deserialize_with = "smtp_host")]
+    /// SMTP server for alarm e-mails; unset turns e-mail alarms off
+    #[arg(long, value_name = "HOST")]
+    #[serde(default, with = "smtp_host")]
     smtp_host: Option<String>,
-    #[serde(deserialize_with = "within::<_, u16, _, 1, 65_535>")]
+    /// SMTP port [default: 587 for starttls, 465 for tls, 25 for none]
+    #[arg(long, allow_hyphen_values = true, value_name = "PORT", value_parser = smtp_port::parse)]
+    #[serde(default, with = "smtp_port")]
     smtp_port: Option<u16>,
-    #[serde(deserialize_with = "smtp_tls")]
+    /// SMTP security: starttls (required STARTTLS), tls (implicit TLS) or none [default: starttls]
+    #[arg(long, value_name = "MODE", value_parser = smtp_tls::parse)]
+    #[serde(default, with = "smtp_tls")]
     smtp_tls: Option<SmtpTls>,
-    #[serde(deserialize_with = "trimmed")]
+    /// SMTP login user (empty: no login)
+    #[arg(long, value_name = "USER")]
+    #[serde(default, with = "trimmed")]
     smtp_username: Option<String>,
+    /// SMTP login password
+    #[arg(long, value_name = "PASSWORD")]
+    #[serde(default)]
     smtp_password: Option<String>,
-    #[serde(deserialize_with = "mailbox")]
+    /// Sender of alarm e-mails, e.g. "jobwheel <ops@example.com>" [default: the username if it is an address]
+    #[arg(long, value_name = "ADDRESS")]
+    #[serde(default, with = "mailbox")]
     smtp_from: Option<String>,
 }
 
@@ -132,7 +147,7 @@ impl Smtp {
             return Ok(None);
         };
         let missing = |set: &str, unset: &str| {
-            let [set, unset] = [set, unset].map(|key| layers.name(&format!("smtp-{key}")));
+            let [set, unset] = [set, unset].map(|key| layers.name(&format!("smtp_{key}")));
             Err(ConfigError(format!("{set} is set but {unset} is not")))
         };
         let credentials = match (self.smtp_username, self.smtp_password) {
@@ -146,7 +161,7 @@ impl Smtp {
         let Some(from) = self.smtp_from.or(user) else {
             return Err(ConfigError(format!(
                 "--smtp-from is required when {} is set (the username is not an e-mail address)",
-                layers.name("smtp-host")
+                layers.name("smtp_host")
             )));
         };
         let tls = self.smtp_tls.unwrap_or(SmtpTls::StartTls);
@@ -162,9 +177,9 @@ impl Smtp {
 }
 
 impl AdminSettings {
-    /// Resolves flags/env over the file over defaults (`jobwheel admin`).
-    pub fn resolve(args: &AdminArgs, file: &Sources) -> Result<Self, ConfigError> {
-        Self::from_layers(&Layers::new(file, "admin", &[given(args)]))
+    /// The settings of `jobwheel admin`: its parsed flags over `sources` over the defaults.
+    pub fn resolve(matches: &ArgMatches, sources: &Sources) -> Result<Self, ConfigError> {
+        Self::from_layers(&Layers::new(matches, sources, "admin"))
     }
 
     /// The settings the layers hold.

@@ -5,13 +5,14 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::de::Error;
-use serde::{Deserialize, Deserializer};
+use clap::builder::BoolishValueParser;
+use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use serde::Deserialize;
 
 use super::{
-    given, secs, token, within, AdminSettings, ConfigError, ExecutorArgs, Layers, MigrateArgs,
-    Sources, StandaloneArgs, DEFAULT_DATABASE_URL, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT,
-    DEFAULT_LOG_PATH, DEFAULT_STANDALONE_BIND,
+    boolean, database_url, days, number, token, AdminSettings, ConfigError, Layers, Sources,
+    DEFAULT_DATABASE_URL, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH,
+    DEFAULT_STANDALONE_BIND,
 };
 use crate::protocol::AdminProtocol;
 
@@ -20,100 +21,114 @@ pub const NO_TOKEN: &str = "no access token: an executor without one runs whatev
      sends it, scripts included. Give the admin's token with --access-token TOKEN (or \
      JOBWHEEL_ACCESS_TOKEN; the admin prints it on first start), or pass --insecure to run open";
 
-/// Validated settings of an executor's machinery shared by the standalone and executor modes.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "kebab-case", default)]
+/// Flags and settings of an executor's machinery, shared by `jobwheel executor` and the
+/// executor inside `jobwheel standalone`.
+#[derive(Args, Deserialize, Debug, Clone)]
 pub struct LocalExecutorSettings {
-    /// Folder of run logs, script files and pending callbacks.
-    #[serde(deserialize_with = "text")]
+    /// Folder of run logs, script files and pending callbacks
+    #[arg(long, value_name = "DIR", value_parser = path::parse, default_value = DEFAULT_LOG_PATH)]
+    #[serde(with = "path")]
     pub log_path: PathBuf,
-    /// How long an idle job worker lives.
-    #[serde(
-        rename = "idle-timeout-secs",
-        deserialize_with = "secs::<_, 1, 86_400>"
+    /// Seconds an idle job worker lives before it is reaped
+    #[arg(
+        long = "idle-timeout-secs",
+        id = "idle_timeout_secs",
+        value_name = "SECS"
     )]
+    #[arg(allow_hyphen_values = true, value_parser = idle_secs::parse, default_value = "90")]
+    #[serde(rename = "idle_timeout_secs", with = "idle_secs")]
     pub idle_timeout: Duration,
-    /// Whether script (GLUE) jobs may run.
+    /// Run script (GLUE) jobs: true or false
+    #[arg(long, action = ArgAction::Set, value_parser = BoolishValueParser::new(), value_name = "BOOL")]
+    #[arg(default_value = "true")]
+    #[serde(with = "boolean")]
     pub glue_enabled: bool,
-    /// Whether `httpJobHandler` may call loopback, private and link-local addresses.
+    /// Let httpJobHandler call loopback, private and link-local addresses
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    #[arg(value_parser = BoolishValueParser::new(), value_name = "BOOL", default_value = "false")]
+    #[serde(with = "boolean")]
     pub http_job_allow_private: bool,
 }
 
 impl Default for LocalExecutorSettings {
+    /// The flags' defaults.
     fn default() -> Self {
-        LocalExecutorSettings {
-            log_path: DEFAULT_LOG_PATH.into(),
-            idle_timeout: Duration::from_secs(90),
-            glue_enabled: true,
-            http_job_allow_private: false,
-        }
+        let matches = Self::augment_args(Command::new("")).get_matches_from([""]);
+        Self::from_arg_matches(&matches).expect("every flag has a default")
     }
 }
 
-/// Validated executor settings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "kebab-case", default)]
+/// Flags and settings of `jobwheel executor`.
+#[derive(Args, Deserialize, Debug, Clone)]
 pub struct ExecutorSettings {
-    /// Admin base URLs, tried in order.
-    #[serde(deserialize_with = "admin_addresses")]
+    /// Comma-separated admin base URLs, e.g. http://127.0.0.1:8080
+    #[arg(long, value_name = "URLS", value_delimiter = ',')]
+    #[serde(default, with = "admin_addresses")]
     pub admin_addresses: Vec<String>,
-    /// App name to register under.
-    #[serde(deserialize_with = "app_name")]
+    /// App name this executor registers under
+    #[arg(long, value_name = "NAME", default_value = "jobwheel-executor")]
+    #[arg(hide_default_value = true)]
+    #[serde(with = "app_name")]
     pub app_name: String,
-    /// Address to register, overriding `http://ip:port/`.
-    #[serde(deserialize_with = "http_url")]
+    /// Address to register instead of http://IP:PORT/ (for NAT and containers)
+    #[arg(long, value_name = "URL")]
+    #[serde(default, with = "http_url")]
     pub address: Option<String>,
-    /// IP to register.
-    #[serde(deserialize_with = "ip")]
+    /// IP to register [default: this machine's first non-loopback address]
+    #[arg(long, value_name = "IP", value_parser = ip::parse)]
+    #[serde(default, with = "ip")]
     pub ip: Option<IpAddr>,
-    /// Listen port (0: any free port).
-    #[serde(deserialize_with = "within::<_, u16, _, 0, 65_535>")]
+    /// Port to listen on; 0 picks a free one
+    #[arg(long, allow_hyphen_values = true, value_name = "PORT", value_parser = port::parse)]
+    #[arg(default_value_t = DEFAULT_EXECUTOR_PORT)]
+    #[serde(with = "port")]
     pub port: u16,
-    /// Listen address.
-    #[serde(deserialize_with = "ip")]
+    /// IP address to listen on (the port is --port)
+    #[arg(long, value_name = "IP", value_parser = ip::parse)]
+    #[arg(default_value_t = DEFAULT_EXECUTOR_BIND)]
+    #[serde(with = "ip")]
     pub bind: IpAddr,
-    /// Shared token with the admin; `None` only with `insecure`.
-    #[serde(deserialize_with = "token")]
+    /// Token sent to and required from the admin (XXL-JOB-ACCESS-TOKEN); required unless --insecure
+    #[arg(long, value_name = "TOKEN")]
+    #[serde(default, with = "token")]
     pub access_token: Option<String>,
-    /// Run without a token (`--insecure`).
+    /// Run without an access token: anyone who reaches the port can run jobs (and scripts)
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    #[arg(value_parser = BoolishValueParser::new(), value_name = "BOOL")]
+    #[arg(default_value = "false", hide_default_value = true)]
+    #[serde(with = "boolean")]
     pub insecure: bool,
-    /// Days of run log folders to keep; 0 keeps them forever.
-    #[serde(deserialize_with = "within::<_, u32, _, 0, 36_500>")]
+    /// Days of run log folders to keep; 0 keeps them forever
+    #[arg(long, allow_hyphen_values = true, value_name = "DAYS", value_parser = days::parse)]
+    #[arg(default_value = "30")]
+    #[serde(with = "days")]
     pub log_retention_days: u32,
-    /// How callbacks and log requests are spelled for the admin.
-    #[serde(deserialize_with = "protocol")]
+    /// Admin protocol: v2 (XXL-JOB 2.4 to 3.4, array callbacks) or v3.5 (callbackList)
+    #[arg(long, value_name = "VERSION", value_parser = protocol::parse, default_value = "v2")]
+    #[serde(with = "protocol")]
     pub admin_protocol: AdminProtocol,
     /// Log path, idle timeout, glue switch.
+    #[command(flatten)]
     #[serde(skip)]
     pub local: LocalExecutorSettings,
 }
 
-impl Default for ExecutorSettings {
-    fn default() -> Self {
-        ExecutorSettings {
-            admin_addresses: Vec::new(),
-            app_name: "jobwheel-executor".to_string(),
-            address: None,
-            ip: None,
-            port: DEFAULT_EXECUTOR_PORT,
-            bind: DEFAULT_EXECUTOR_BIND,
-            access_token: None,
-            insecure: false,
-            log_retention_days: 30,
-            admin_protocol: AdminProtocol::V2,
-            local: LocalExecutorSettings::default(),
-        }
-    }
-}
-
-from_text!(text: PathBuf = str::parse::<PathBuf>);
-from_text!(ip: IpAddr = |ip: &str| ip.parse().map_err(|_| "expected an IP address, e.g. 0.0.0.0"));
-from_text!(protocol: AdminProtocol = str::parse::<AdminProtocol>);
-from_text!(app_name: String = |name: &str| match name.len() {
+setting!(path: PathBuf = str::parse::<PathBuf>);
+setting!(idle_secs: Duration = |secs| number(secs, 1, 86_400).map(Duration::from_secs));
+setting!(port: u16 = |port| number(port, 0, 65_535));
+setting!(ip: IpAddr = |ip: &str| ip.parse().map_err(|_| "expected an IP address, e.g. 0.0.0.0"));
+setting!(protocol: AdminProtocol = str::parse::<AdminProtocol>);
+setting!(app_name: String = |name: &str| match name.len() {
     ..=64 => Ok(name.to_string()),
     _ => Err("expected at most 64 characters"),
 });
-from_text!(http_url: String = http);
+setting!(http_url: String = http);
+// a file may list the admins' URLs (`['http://a', 'http://b']`) or comma-separate them, as the
+// flag and its variable do; blanks are skipped
+setting!(admin_addresses: Vec<String> = |urls: &str| {
+    let urls = urls.split(',').map(str::trim).filter(|url| !url.is_empty());
+    urls.map(http).collect::<Result<Vec<_>, _>>()
+});
 
 fn http(url: &str) -> Result<String, String> {
     match url.starts_with("http://") || url.starts_with("https://") {
@@ -124,20 +139,10 @@ fn http(url: &str) -> Result<String, String> {
     }
 }
 
-/// A file may list the admins' URLs (`['http://a', 'http://b']`) or comma-separate them, as
-/// the flag and its variable do; blanks are skipped.
-fn admin_addresses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    let urls = super::text(&<figment::value::Value as Deserialize>::deserialize(d)?);
-    let urls = urls.split(',').map(str::trim).filter(|url| !url.is_empty());
-    urls.map(|url| http(url).map_err(D::Error::custom))
-        .collect()
-}
-
 impl ExecutorSettings {
-    /// Resolves flags/env over the file over defaults.
-    pub fn resolve(args: &ExecutorArgs, file: &Sources) -> Result<Self, ConfigError> {
-        let flags = [given(&args.own), given(&args.local)];
-        let layers = Layers::new(file, "executor", &flags);
+    /// The settings of `jobwheel executor`: its parsed flags over `sources` over the defaults.
+    pub fn resolve(matches: &ArgMatches, sources: &Sources) -> Result<Self, ConfigError> {
+        let layers = Layers::new(matches, sources, "executor");
         let settings: ExecutorSettings = layers.extract()?;
         if settings.access_token.is_none() && !settings.insecure {
             return Err(ConfigError(NO_TOKEN.to_string()));
@@ -177,33 +182,40 @@ impl ExecutorSettings {
     }
 }
 
-/// Validated settings of `jobwheel standalone`.
-#[derive(Debug, Clone)]
+/// Flags and settings of `jobwheel standalone` (admin plus an in-process executor).
+#[derive(Args, Debug, Clone)]
+#[command(mut_arg("bind", |bind| bind.default_value(DEFAULT_STANDALONE_BIND)))]
 pub struct StandaloneSettings {
     /// The admin.
+    #[command(flatten)]
     pub admin: AdminSettings,
     /// The in-process executor's machinery.
+    #[command(flatten)]
     pub executor: LocalExecutorSettings,
 }
 
 impl StandaloneSettings {
-    /// Resolves flags/env over the file over defaults.
-    pub fn resolve(args: &StandaloneArgs, file: &Sources) -> Result<Self, ConfigError> {
-        let flags = [given(&args.admin), given(&args.executor)];
-        let layers = Layers::new(file, "admin", &flags);
-        let mut admin = AdminSettings::from_layers(&layers)?;
-        if !layers.merged.contains_key("bind") {
-            admin.bind = DEFAULT_STANDALONE_BIND.parse().expect("a socket address");
-        }
+    /// The settings of `jobwheel standalone`: its parsed flags over `sources` over the defaults.
+    pub fn resolve(matches: &ArgMatches, sources: &Sources) -> Result<Self, ConfigError> {
+        let layers = Layers::new(matches, sources, "admin");
+        let admin = AdminSettings::from_layers(&layers)?;
         let executor = layers.extract()?;
         Ok(StandaloneSettings { admin, executor })
     }
 }
 
-/// The database URL of `jobwheel migrate`.
-pub fn resolve_migrate(args: &MigrateArgs, file: &Sources) -> Result<String, ConfigError> {
-    let args: MigrateArgs = Layers::new(file, "admin", &[given(args)]).extract()?;
-    Ok(args
-        .database_url
-        .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_string()))
+/// Flags and settings of `jobwheel migrate`.
+#[derive(Args, Deserialize, Debug, Clone)]
+pub struct MigrateSettings {
+    /// Database URL: sqlite://FILE, postgres://... or mysql://...
+    #[arg(long, value_name = "URL", default_value = DEFAULT_DATABASE_URL)]
+    #[serde(with = "database_url")]
+    pub database_url: String,
+}
+
+impl MigrateSettings {
+    /// The settings of `jobwheel migrate`: its parsed flags over `sources` over the defaults.
+    pub fn resolve(matches: &ArgMatches, sources: &Sources) -> Result<Self, ConfigError> {
+        Layers::new(matches, sources, "admin").extract()
+    }
 }

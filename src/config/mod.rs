@@ -1,50 +1,54 @@
-//! Settings: defaults, then a `--config` TOML file (its top level, then its `[admin]` or
-//! `[executor]` section), then `JOBWHEEL_<FLAG>` environment variables, then flags.
+//! Settings: the flags' defaults, then a `--config` TOML file (its top level, then its `[admin]`
+//! or `[executor]` section), then `JOBWHEEL_<FLAG>` environment variables, then flags.
 //!
-//! Every layer maps flags' long names to values. Figment extracts the settings structs from the
-//! merged layers and their fields' deserializers check each value, so a file, a variable and a
+//! Each mode's settings struct is both its clap flags and the serde struct figment extracts from
+//! the merged layers. The fields' deserializers check every value, so a file, a variable and a
 //! flag go through the same checks; a bad value ends the process with one line naming its key
 //! and where it came from (`invalid --port '70000': …`, `invalid port = '70000' in config file
 //! 'x.toml': …`). A file's keys that are no mode's flags are refused when it is read.
 
-use std::fmt::Display;
 use std::path::Path;
-use std::time::Duration;
 
 use chrono_tz::Tz;
-use clap::{Args, Command};
-use figment::error::Kind;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, Command};
 use figment::providers::Serialized;
 use figment::value::{Dict, Map, Value};
-use figment::Figment;
-use serde::de::{DeserializeOwned, Deserializer, Error};
-use serde::{Deserialize, Serialize};
+use figment::{Figment, Metadata, Profile, Provider};
+use serde::de::DeserializeOwned;
 
-/// `fn $name`, a field's deserializer: the value's trimmed text read by `$parse`, whose error
-/// says what was expected, into a field of type `$ty` or `Option<$ty>`.
-macro_rules! from_text {
+/// `mod $name`: `parse`, a flag's value parser reading the trimmed text with `$parse` (whose
+/// error says what was expected), and `deserialize`, the same check for a field of type `$ty` or
+/// `Option<$ty>` (`#[serde(with = "$name")]`) whatever a file or variable holds.
+macro_rules! setting {
     ($name:ident: $ty:ty = $parse:expr) => {
-        fn $name<'de, D: serde::Deserializer<'de>, O: From<$ty>>(d: D) -> Result<O, D::Error> {
-            let text = <String as serde::Deserialize>::deserialize(d)?;
-            ($parse)(text.trim())
-                .map(O::from)
-                .map_err(serde::de::Error::custom)
+        pub(crate) mod $name {
+            #[allow(unused_imports)] // the parser may need nothing of its module
+            use super::*;
+            pub fn parse(text: &str) -> Result<$ty, String> {
+                ($parse)(text.trim()).map_err(|e| e.to_string())
+            }
+            pub fn deserialize<'de, D, O>(d: D) -> Result<O, D::Error>
+            where
+                D: serde::Deserializer<'de>,
+                O: From<$ty>,
+            {
+                let value = <figment::value::Value as serde::Deserialize>::deserialize(d)?;
+                let parsed = parse(&crate::config::text(&value));
+                parsed.map(O::from).map_err(serde::de::Error::custom)
+            }
         }
     };
 }
 
 mod admin;
 mod executor;
-mod flags;
 #[cfg(test)]
 mod tests;
 
 pub use admin::AdminSettings;
 pub use executor::{
-    resolve_migrate, ExecutorSettings, LocalExecutorSettings, StandaloneSettings, NO_TOKEN,
-};
-pub use flags::{
-    AdminArgs, ExecutorArgs, ExecutorOnlyArgs, LocalExecutorArgs, MigrateArgs, StandaloneArgs,
+    ExecutorSettings, LocalExecutorSettings, MigrateSettings, StandaloneSettings, NO_TOKEN,
 };
 
 pub use crate::executor::{DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
@@ -69,31 +73,32 @@ pub const DEFAULT_TRIGGER_POOL_SLOW_MAX: usize = 100;
 /// App name of the executor that runs inside `jobwheel standalone`.
 pub const LOCAL_APP_NAME: &str = "jobwheel-local";
 
-/// The prefix of a setting's environment variable: `JOBWHEEL_LOG_PATH` sets `log-path`.
+/// The prefix of a setting's environment variable: `JOBWHEEL_LOG_PATH` sets `log_path`.
 const ENV_PREFIX: &str = "JOBWHEEL_";
+/// The layers that are not a file, by name.
+const ENV: &str = "environment";
+const FLAGS: &str = "flags";
+const DEFAULTS: &str = "defaults";
 
-/// Every key a file may hold: the long names of every mode's flags.
-fn known_keys() -> Vec<String> {
-    let modes: [fn(Command) -> Command; 3] = [
-        AdminArgs::augment_args,
-        ExecutorArgs::augment_args,
-        MigrateArgs::augment_args,
-    ];
-    let commands = modes.map(|augment| augment(Command::new("")));
-    let longs = commands.iter().flat_map(Command::get_arguments);
-    longs
-        .filter_map(|a| a.get_long())
-        .map(str::to_string)
-        .collect()
+/// Settings from one place (named by `.0`), keyed by the flags' ids: `log_retention_days`.
+#[derive(Debug, Clone, Default)]
+struct Layer(String, Dict);
+
+impl Provider for Layer {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(self.0.clone())
+    }
+
+    fn data(&self) -> figment::Result<Map<Profile, Dict>> {
+        Ok(Profile::Default.collect(self.1.clone()))
+    }
 }
 
 /// Where settings come from besides the flags: a `--config` file and `JOBWHEEL_*` variables.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
-    describe: String,
-    top: Dict,
-    sections: Map<String, Dict>,
-    env: Dict,
+    file: Layer,
+    env: Layer,
 }
 
 impl Sources {
@@ -109,129 +114,126 @@ impl Sources {
     }
 
     /// Adds the `JOBWHEEL_<FLAG>` variables among `vars` (others, like `JOBWHEEL_CONFIG`, are
-    /// not settings and are left to whoever reads them).
+    /// no mode's settings and are left to whoever reads them).
     pub fn with_environment(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
-        let known = known_keys();
-        self.env = vars
-            .into_iter()
-            .filter_map(|(name, value)| {
-                let key = name.strip_prefix(ENV_PREFIX)?.to_lowercase();
-                let key = key.replace('_', "-");
-                known.contains(&key).then(|| (key, Value::from(value)))
-            })
-            .collect();
+        let vars = vars.into_iter().filter_map(|(name, value)| {
+            let key = name.strip_prefix(ENV_PREFIX)?.to_lowercase();
+            Some((key, Value::from(value)))
+        });
+        self.env = Layer(ENV.into(), vars.collect());
         self
     }
 
     /// Reads and checks a TOML file (keys are the flag names, `_` and `-` alike); unknown keys
     /// are refused so that a typo is not silently ignored.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let describe = format!("config file '{}'", path.display());
+        let name = format!("config file '{}'", path.display());
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("cannot read {describe}: {e}")))?;
-        let mut top: Dict = toml::from_str(&text).map_err(|e: toml::de::Error| {
+            .map_err(|e| ConfigError(format!("cannot read {name}: {e}")))?;
+        let top = toml::from_str(&text).map_err(|e: toml::de::Error| {
             let why = e.message().trim().replace('\n', "; ");
-            ConfigError(format!("{describe} is not valid TOML: {why}"))
+            ConfigError(format!("{name} is not valid TOML: {why}"))
         })?;
-        let known = known_keys();
-        let check = |dict: Dict, prefix: &str| {
-            let known = dict
-                .into_iter()
-                .map(|(key, value)| match key.replace('_', "-") {
-                    key if known.contains(&key) => Ok((key, value)),
-                    key => Err(ConfigError(format!(
-                        "unknown key '{prefix}{key}' in {describe}"
-                    ))),
-                });
-            known.collect::<Result<Dict, _>>()
-        };
-        let mut sections = Map::new();
-        for name in ["admin", "executor"] {
-            match top.remove(name) {
-                Some(Value::Dict(_, dict)) => {
-                    sections.insert(name.into(), check(dict, &format!("{name}."))?)
-                }
-                None => None,
-                Some(_) => {
-                    let why = format!("'{name}' in {describe} must be a section ([{name}])");
-                    return Err(ConfigError(why));
-                }
-            };
-        }
-        let top = check(top, "")?;
+        // standalone's and migrate's flags are among the admin's and the executor's
+        let modes: [fn(Command) -> Command; 2] =
+            [AdminSettings::augment_args, ExecutorSettings::augment_args];
+        let modes = modes.map(|augment| augment(Command::new("")));
+        let modes = modes.iter().flat_map(Command::get_arguments);
+        let known = modes.map(|flag| flag.get_id().as_str()).collect();
+        let top = checked(top, "", &name, &known).map_err(ConfigError)?;
+        let file = Layer(name, top);
         Ok(Sources {
-            describe,
-            top,
-            sections,
-            env: Dict::new(),
+            file,
+            ..Sources::none()
         })
     }
 }
 
-/// One mode's layers and their merge: a blank text unsets its key.
-pub(crate) struct Layers<'a> {
-    file: &'a str,
-    /// Lowest first: the file's top level, its section, the environment, the flags.
-    all: [Dict; 4],
-    merged: Dict,
+/// A file's `table` (its top level, or the section whose keys `prefix` names) with `-` in keys
+/// read as `_`; a key that is no mode's flag, nor a section at the top level, is refused.
+fn checked(table: Dict, prefix: &str, file: &str, known: &Vec<&str>) -> Result<Dict, String> {
+    let checked = table.into_iter().map(|(key, value)| {
+        let key = key.replace('-', "_");
+        let is_section = prefix.is_empty() && ["admin", "executor"].contains(&key.as_str());
+        match value {
+            _ if known.contains(&key.as_str()) => Ok((key, value)),
+            Value::Dict(_, table) if is_section => {
+                let section = checked(table, &format!("{key}."), file, known)?;
+                Ok((key, section.into()))
+            }
+            _ if is_section => Err(format!("'{key}' in {file} must be a section ([{key}])")),
+            _ => Err(format!(
+                "unknown key '{prefix}{}' in {file}",
+                key.replace('_', "-")
+            )),
+        }
+    });
+    checked.collect()
 }
 
-impl<'a> Layers<'a> {
-    /// The layers a mode reads: the file's `section` and the flags [`given`] by its leaf structs.
-    pub(crate) fn new(sources: &'a Sources, section: &str, flags: &[Dict]) -> Self {
-        let all = [
-            sources.top.clone(),
-            sources.sections.get(section).cloned().unwrap_or_default(),
-            sources.env.clone(),
-            flags
-                .iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ];
-        let mut merged = Dict::new();
-        for (key, value) in all.iter().flatten() {
-            match value {
-                Value::String(_, text) if text.trim().is_empty() => merged.remove(key),
-                value => merged.insert(key.clone(), value.clone()),
+/// One mode's layers: the flags' defaults, then the values set in the file, its `section`, the
+/// environment and the flags, the last of each key winning; a blank value unsets its key.
+pub(crate) struct Layers {
+    /// The values set (not the defaults), each tagged with the layer it came from.
+    set: Figment,
+    /// The defaults and every value set that is not blank.
+    values: Figment,
+}
+
+impl Layers {
+    /// The layers of a mode whose parsed command line is `matches`.
+    pub(crate) fn new(matches: &ArgMatches, sources: &Sources, section: &str) -> Self {
+        let [mut flags, mut defaults] = [Dict::new(), Dict::new()];
+        for id in matches.ids().map(|id| id.as_str()) {
+            let Ok(Some(raw)) = matches.try_get_raw(id) else {
+                continue;
             };
+            let text = raw.map(|v| v.to_string_lossy()).collect::<Vec<_>>();
+            let layer = match matches.value_source(id) {
+                Some(ValueSource::DefaultValue) => &mut defaults,
+                _ => &mut flags,
+            };
+            layer.insert(id.to_string(), text.join(",").into());
         }
-        let file = &sources.describe;
-        Layers { file, all, merged }
+        let file = Figment::from(sources.file.clone());
+        let set = file.clone().merge(file.focus(section));
+        let set = set
+            .merge(sources.env.clone())
+            .merge(Layer(FLAGS.into(), flags));
+        let mut values = set.data().unwrap_or_default();
+        let mut values = values.remove(&Profile::Default).unwrap_or_default();
+        values.retain(|_, value| !value.as_str().is_some_and(|text| text.trim().is_empty()));
+        let defaults = Figment::from(Layer(DEFAULTS.into(), defaults));
+        let values = defaults.merge(Serialized::defaults(values));
+        Layers { set, values }
     }
 
-    /// The settings struct `T` the merged layers hold; a bad value is named by [`Self::invalid`].
+    /// The settings struct `T` the layers hold; a bad value is named with where it came from.
     pub(crate) fn extract<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
-        let figment = Figment::from(Serialized::defaults(&self.merged));
-        figment.extract_lossy().map_err(|e| {
+        self.values.extract().map_err(|e| {
             let key = e.path.first().map_or("", String::as_str);
-            match &e.kind {
-                Kind::InvalidType(_, expected) | Kind::InvalidValue(_, expected) => {
-                    let expected = expected.replace("a boolean", "true or false");
-                    self.invalid(key, format!("expected {expected}"))
+            let value = self.set.find_value(key).map_or(String::new(), |v| text(&v));
+            ConfigError(match self.set.find_metadata(key).map(|m| &*m.name) {
+                Some(file) if file.starts_with("config file") => {
+                    format!(
+                        "invalid {} = '{value}' in {file}: {}",
+                        key.replace('_', "-"),
+                        e.kind
+                    )
                 }
-                kind => self.invalid(key, kind),
-            }
+                _ => format!("invalid {} '{value}': {}", self.name(key), e.kind),
+            })
         })
     }
 
     /// `key` named where it was set: `--port`, `JOBWHEEL_PORT` or `port in config file 'x.toml'`.
     pub(crate) fn name(&self, key: &str) -> String {
-        match self.all.iter().rposition(|layer| layer.contains_key(key)) {
-            Some(0 | 1) => format!("{key} in {}", self.file),
-            Some(2) => format!("{ENV_PREFIX}{}", key.to_uppercase().replace('-', "_")),
-            _ => format!("--{key}"),
+        let flag = key.replace('_', "-");
+        match self.set.find_metadata(key).map(|m| &*m.name) {
+            Some(ENV) => format!("{ENV_PREFIX}{}", key.to_uppercase()),
+            Some(FLAGS | DEFAULTS) | None => format!("--{flag}"),
+            Some(file) => format!("{flag} in {file}"),
         }
-    }
-
-    /// The bad value of `key`, named with where it came from and `why` it cannot be used.
-    fn invalid(&self, key: &str, why: impl Display) -> ConfigError {
-        let layer = self.all.iter().rposition(|layer| layer.contains_key(key));
-        let value = layer.map_or(String::new(), |i| text(&self.all[i][key]));
-        ConfigError(match layer {
-            Some(0 | 1) => format!("invalid {key} = '{value}' in {}: {why}", self.file),
-            _ => format!("invalid {} '{value}': {why}", self.name(key)),
-        })
     }
 }
 
@@ -244,40 +246,23 @@ fn text(value: &Value) -> String {
     }
 }
 
-/// The flags of a leaf struct that were given (on the command line or as variables).
-pub(crate) fn given(leaf: &impl Serialize) -> Dict {
-    let Ok(Value::Dict(_, flags)) = Value::serialize(leaf) else {
-        return Dict::new();
-    };
-    let given = flags
-        .into_iter()
-        .filter(|(_, v)| !matches!(v, Value::Empty(..)));
-    given.collect()
+/// A whole number from `lo` to `hi`.
+fn number<T: TryFrom<u64>>(text: &str, lo: u64, hi: u64) -> Result<T, String> {
+    let number = text.parse().ok().filter(|n| (lo..=hi).contains(n));
+    let number = number.and_then(|n| T::try_from(n).ok());
+    number.ok_or_else(|| format!("expected a whole number from {lo} to {hi}"))
 }
 
-/// A field's deserializer: a whole number (or its text) from `LO` to `HI`.
-fn within<'de, D, T, O, const LO: u64, const HI: u64>(d: D) -> Result<O, D::Error>
-where
-    D: Deserializer<'de>,
-    T: TryFrom<u64>,
-    O: From<T>,
-{
-    let number = u64::deserialize(d).ok().filter(|n| (LO..=HI).contains(n));
-    let number = number.and_then(|n| T::try_from(n).ok()).map(O::from);
-    number.ok_or_else(|| D::Error::custom(format!("expected a whole number from {LO} to {HI}")))
-}
-
-/// A field's deserializer: whole seconds from `LO` to `HI`.
-fn secs<'de, D: Deserializer<'de>, const LO: u64, const HI: u64>(
-    d: D,
-) -> Result<Duration, D::Error> {
-    within::<D, u64, u64, LO, HI>(d).map(Duration::from_secs)
-}
-
-from_text!(database_url: String = |url: &str| Backend::from_url(url).map(|_| url.to_string()));
-from_text!(token: String = |token: &str| match unusable_token(token) {
+setting!(days: u32 = |days| number(days, 0, 36_500));
+setting!(database_url: String = |url: &str| Backend::from_url(url).map(|_| url.to_string()));
+setting!(token: String = |token: &str| match unusable_token(token) {
     Some(why) => Err(format!("{why}; expected a token of your own")),
     None => Ok(token.to_string()),
+});
+setting!(boolean: bool = |text: &str| match text.to_lowercase().as_str() {
+    "true" | "yes" | "y" | "t" | "on" | "1" => Ok(true),
+    "false" | "no" | "n" | "f" | "off" | "0" => Ok(false),
+    _ => Err("expected true or false"),
 });
 
 /// The machine's IANA zone, or UTC when it cannot be told.

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use clap::Args;
 
-use crate::config::MigrateArgs;
+use crate::config::MigrateSettings;
 use crate::model::JobLog;
 use crate::store::xxl_source::XxlSource;
 use crate::store::{PoolSettings, Store, StoreError};
@@ -38,7 +38,7 @@ pub struct ImportXxlArgs {
     pub dry_run: bool,
     /// The jobwheel database to import into
     #[command(flatten)]
-    pub target: MigrateArgs,
+    pub target: MigrateSettings,
 }
 
 /// Why an import stopped.

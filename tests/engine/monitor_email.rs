@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use jobwheel::actors::monitor::MonitorSettings;
 use jobwheel::actors::monitor_fail::build_alarmer;
 use jobwheel::alarm::AlarmEvent;
-use jobwheel::config::{AdminArgs, AdminSettings, Sources};
 use jobwheel::model::{alarm_status, JobInfo, JobLog, TriggerType};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -85,14 +84,19 @@ async fn fake_smtp() -> (u16, Mails) {
 }
 
 fn monitors(port: u16) -> MonitorSettings {
-    let args = AdminArgs {
-        smtp_host: Some("127.0.0.1".into()),
-        smtp_port: Some(port),
-        smtp_tls: Some("none".into()),
-        smtp_from: Some("jobwheel <jobwheel@example.com>".into()),
-        ..Default::default()
-    };
-    MonitorSettings::from_admin(&AdminSettings::resolve(&args, &Sources::none()).unwrap())
+    let port = port.to_string();
+    let flags = [
+        "--smtp-host",
+        "127.0.0.1",
+        "--smtp-port",
+        &port,
+        "--smtp-tls",
+        "none",
+    ];
+    let from = ["--smtp-from", "jobwheel <jobwheel@example.com>"];
+    MonitorSettings::from_admin(&crate::kit::app::admin_settings(
+        &[&flags[..], &from].concat(),
+    ))
 }
 
 fn event(alarm_email: &str) -> AlarmEvent {

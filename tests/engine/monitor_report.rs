@@ -6,10 +6,10 @@ use std::time::Duration;
 use chrono_tz::Tz;
 use jobwheel::actors::monitor::MonitorSettings;
 use jobwheel::actors::monitor_report::{day_start, local_date, report_pass};
-use jobwheel::config::{AdminArgs, AdminSettings, Sources};
 use jobwheel::model::{AddressType, JobGroup, JobInfo, Role, Session, TriggerOutcome, User};
 use jobwheel::store::{LogFilter, Store};
 
+use crate::kit::app::admin_settings;
 use crate::kit::db::cron_log;
 
 const DAY: i64 = 86_400_000;
@@ -17,12 +17,8 @@ const DAY: i64 = 86_400_000;
 const NOW: i64 = 1_720_612_800_000;
 
 fn settings(tz: &str, retention_days: u32, batch: i64) -> MonitorSettings {
-    let args = AdminArgs {
-        timezone: Some(tz.into()),
-        log_retention_days: Some(retention_days),
-        ..Default::default()
-    };
-    let admin = AdminSettings::resolve(&args, &Sources::none()).unwrap();
+    let days = retention_days.to_string();
+    let admin = admin_settings(&["--timezone", tz, "--log-retention-days", &days]);
     let mut m = MonitorSettings::from_admin(&admin);
     m.retention_batch = batch;
     m.retention_every = Duration::from_secs(24 * 3_600);

@@ -2,8 +2,9 @@
 //! with a REST client already logged in as `admin` and the executors' token at hand.
 
 use actix_web::http::Method;
+use clap::{Args, Command};
 use jobwheel::actors::monitor::MonitorSettings;
-use jobwheel::config::{AdminArgs, AdminSettings, LocalExecutorSettings, Sources};
+use jobwheel::config::{AdminSettings, LocalExecutorSettings, Sources};
 use jobwheel::startup::{Admin, AdminActors};
 use jobwheel::store::{Backend, Store};
 use serde_json::{json, Value};
@@ -21,7 +22,7 @@ type MonitorsEdit = Box<dyn FnOnce(&mut MonitorSettings)>;
 pub struct AppBuilder {
     backend: Backend,
     db: Option<TestDb>,
-    args: AdminArgs,
+    flags: Vec<String>,
     settings: Vec<SettingsEdit>,
     monitors: Option<MonitorsEdit>,
     standalone: bool,
@@ -37,7 +38,8 @@ impl AppBuilder {
 
     /// The executors' token (default: the one the admin generates).
     pub fn token(mut self, token: &str) -> Self {
-        self.args.access_token = Some(token.to_string());
+        self.flags
+            .extend(["--access-token".to_string(), token.to_string()]);
         self
     }
 
@@ -68,14 +70,16 @@ impl AppBuilder {
             Some(db) => db,
             None => TestDb::create(self.backend).await?,
         };
-        let args = AdminArgs {
-            bind: Some("127.0.0.1:0".into()),
-            database_url: Some(db.url.clone()),
-            admin_password: Some(ADMIN_PASSWORD.into()),
-            timezone: Some("UTC".into()),
-            ..self.args
-        };
-        let mut settings = AdminSettings::resolve(&args, &Sources::none()).expect("test settings");
+        let flags = [
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            &db.url,
+            "--timezone",
+            "UTC",
+        ];
+        let flags = [&flags[..], &["--admin-password", ADMIN_PASSWORD]].concat();
+        let mut settings = admin_settings(&[&flags[..], &strs(&self.flags)].concat());
         for edit in self.settings {
             edit(&mut settings);
         }
@@ -122,6 +126,17 @@ impl AppBuilder {
     }
 }
 
+/// The admin's settings from `flags` (as typed after `jobwheel admin`) and the defaults.
+pub fn admin_settings(flags: &[&str]) -> AdminSettings {
+    let args = std::iter::once("admin").chain(flags.iter().copied());
+    let matches = AdminSettings::augment_args(Command::new("admin")).get_matches_from(args);
+    AdminSettings::resolve(&matches, &Sources::none()).expect("test settings")
+}
+
+fn strs(strings: &[String]) -> Vec<&str> {
+    strings.iter().map(String::as_str).collect()
+}
+
 /// Another admin of the same cluster.
 pub struct OtherAdmin {
     /// Base URL.
@@ -154,7 +169,7 @@ impl TestApp {
         AppBuilder {
             backend,
             db: None,
-            args: AdminArgs::default(),
+            flags: Vec::new(),
             settings: Vec::new(),
             monitors: None,
             standalone: false,
