@@ -18,8 +18,14 @@ use crate::store::{PoolSettings, Store};
 #[derive(Parser, Debug)]
 #[command(name = "jobwheel", version, about, after_help = SOURCES_HELP)]
 pub struct Cli {
-    /// TOML file with settings (keys are the flag names; [admin]/[executor] sections optional)
-    #[arg(long, global = true, env = "JOBWHEEL_CONFIG", value_name = "FILE")]
+    /// The `--config` settings file.
+    #[arg(
+        long,
+        global = true,
+        env = "JOBWHEEL_CONFIG",
+        value_name = "FILE",
+        help = "TOML file with settings (keys are the flag names; [admin]/[executor] sections optional)"
+    )]
     pub config: Option<PathBuf>,
     /// Mode to run; without one, `standalone`
     #[command(subcommand)]

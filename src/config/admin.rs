@@ -24,8 +24,13 @@ pub struct AdminSettings {
     #[arg(default_value = DEFAULT_BIND, hide_default_value = true)]
     #[serde(with = "bind")]
     pub bind: SocketAddr,
-    /// URL users reach the admin at, e.g. https://jobs.example.com; https makes cookies Secure
-    #[arg(long, value_name = "URL", value_parser = public_url::parse)]
+    /// URL users reach the admin at (`--public-url`).
+    #[arg(
+        long,
+        value_name = "URL",
+        value_parser = public_url::parse,
+        help = "URL users reach the admin at, e.g. https://jobs.example.com; https makes cookies Secure"
+    )]
     #[serde(default, with = "public_url")]
     pub public_url: Option<url::Url>,
     /// Database URL: sqlite://FILE, postgres://... or mysql://...
