@@ -48,6 +48,8 @@ impl Availability {
     /// database down, any answer marks it up; each change is logged once.
     pub fn observe<T>(&self, result: &StoreResult<T>, started: Instant) {
         match result {
+            // this process closed its pool: it is shutting down, the database is not down
+            Err(StoreError::Database(sqlx::Error::PoolClosed)) => {}
             Err(e) if e.is_outage() => self.failed(e, started),
             // an answer, possibly an error of the statement's own
             _ => self.answered(started),
@@ -190,6 +192,14 @@ mod tests {
         availability.observe(&Ok(()), Instant::now());
         assert!(!availability.is_up());
         availability.observe(&Ok(()), Instant::now() + SETTLE);
+        assert!(availability.is_up());
+    }
+
+    #[test]
+    fn a_pool_closed_at_shutdown_is_no_outage() {
+        let availability = unsettled();
+        let closed: StoreResult<()> = Err(StoreError::Database(sqlx::Error::PoolClosed));
+        availability.observe(&closed, Instant::now());
         assert!(availability.is_up());
     }
 }
