@@ -328,12 +328,8 @@ impl AdminMetrics {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sample_value as value;
     use super::*;
-
-    fn value(text: &str, series: &str) -> Option<f64> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-    }
 
     #[test]
     fn fires_count_by_trigger_type_and_result() {

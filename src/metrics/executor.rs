@@ -263,12 +263,8 @@ impl ExecutorMetrics {
 
 #[cfg(test)]
 mod tests {
+    use super::super::sample_value as value;
     use super::*;
-
-    fn value(text: &str, series: &str) -> Option<f64> {
-        text.lines()
-            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-    }
 
     #[test]
     fn counts_land_in_their_labelled_series() {

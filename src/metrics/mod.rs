@@ -30,6 +30,13 @@ pub fn render(registry: &Registry) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// The value of `series` (name and labels as rendered) in rendered `text`, for unit tests.
+#[cfg(test)]
+fn sample_value(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
 /// Registers `metric` (built by the caller from constant names) and returns it.
 ///
 /// A failure means two metrics share a name or a name is malformed: a programming error that

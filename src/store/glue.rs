@@ -4,6 +4,26 @@ use super::rows::RowExt;
 use super::{on_pool, Store, StoreError, StoreResult};
 use crate::model::GlueVersion;
 
+/// A `job_logglue` row (`id, job_id, glue_type, glue_source, glue_remark, add_time`).
+pub(super) fn glue_version(r: &impl RowExt) -> StoreResult<GlueVersion> {
+    let id = r.int("id")?;
+    Ok(GlueVersion {
+        id,
+        job_id: r.int("job_id")?,
+        glue_type: r
+            .text("glue_type")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt {
+                table: "job_logglue",
+                id: id.into(),
+                detail: format!("{e}"),
+            })?,
+        glue_source: r.text("glue_source")?,
+        glue_remark: r.text("glue_remark")?,
+        add_time: r.long("add_time")?,
+    })
+}
+
 impl Store {
     /// A job's saved script versions, newest first.
     pub async fn list_glue_versions(&self, job_id: i32) -> StoreResult<Vec<GlueVersion>> {
@@ -16,21 +36,7 @@ impl Store {
             .fetch_all(pool)
             .await?
             .iter()
-            .map(|r| {
-                let id = r.int("id")?;
-                Ok(GlueVersion {
-                    id,
-                    job_id: r.int("job_id")?,
-                    glue_type: r.text("glue_type")?.parse().map_err(|e| StoreError::Corrupt {
-                        table: "job_logglue",
-                        id: id.into(),
-                        detail: format!("{e}"),
-                    })?,
-                    glue_source: r.text("glue_source")?,
-                    glue_remark: r.text("glue_remark")?,
-                    add_time: r.long("add_time")?,
-                })
-            })
+            .map(glue_version)
             .collect())
     }
 

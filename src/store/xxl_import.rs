@@ -7,11 +7,12 @@
 //! PostgreSQL's sequences do not move, so [`advance_sequences`] sets them past the largest id,
 //! or the next job created would collide with an imported one.
 
+use super::glue::glue_version;
 use super::groups::join_addresses;
 use super::jobs::{bind_job_fields, updatable_columns};
 use super::logs::COLUMNS as LOG_COLUMNS;
 use super::rows::{bind_params, Param, RowExt};
-use super::{on_pool, placeholders, Backend, Store, StoreError, StoreResult};
+use super::{on_pool, placeholders, Backend, Store, StoreResult};
 use crate::model::{join_ids, GlueVersion, JobGroup, JobInfo, JobLog, User};
 
 /// Rows per multi-row INSERT of run logs (17 parameters each: far below every backend's limit).
@@ -79,20 +80,8 @@ impl Store {
                 let rows = bind_params!(sqlx::query(&sql).persistent(false), params)
                     .fetch_all(pool)
                     .await?;
-                for r in rows {
-                    let id = r.int("id")?;
-                    found.push(GlueVersion {
-                        id,
-                        job_id: r.int("job_id")?,
-                        glue_type: r.text("glue_type")?.parse().map_err(|e| StoreError::Corrupt {
-                            table: "job_logglue",
-                            id: id.into(),
-                            detail: format!("{e}"),
-                        })?,
-                        glue_source: r.text("glue_source")?,
-                        glue_remark: r.text("glue_remark")?,
-                        add_time: r.long("add_time")?,
-                    });
+                for r in &rows {
+                    found.push(glue_version(r)?);
                 }
             });
         }
