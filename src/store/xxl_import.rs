@@ -111,7 +111,7 @@ impl Store {
 
     /// Writes imported groups, jobs, script versions and users in one transaction, keeping the
     /// ids of all but the users; a username or app name already taken is
-    /// [`StoreError::Duplicate`] and nothing is written.
+    /// [`StoreError::Duplicate`](super::StoreError::Duplicate) and nothing is written.
     pub async fn import_definitions(&self, batch: &ImportBatch) -> StoreResult<()> {
         let group_sql = self.sql(
             "INSERT INTO job_group (id, app_name, title, address_type, address_list, access_token, \
