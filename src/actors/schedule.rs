@@ -1,6 +1,6 @@
 //! ScheduleActor: the pre-read loop (XXL-JOB `JobScheduleHelper` schedule thread).
 //!
-//! Once a second, under the cluster lock, it reads the scheduled jobs due within the next 5 s
+//! Once a second it reads the scheduled jobs due within the next 5 s
 //! (a bounded batch; it loops at once when the batch was full), handles misfires, computes next
 //! fire times and claims them with a compare-and-set on `trigger_next_time`. Only after the
 //! transaction commits does it fire what is due and put the rest into the ring, so a fire time
@@ -10,6 +10,10 @@
 //! Each claimed fire time is also written as this admin's claim in the same transaction, and a
 //! pass first takes over the claims of admins that stopped beating ([`super::takeover`]), so a
 //! claimed fire is dispatched even when its admin dies before its time.
+//!
+//! A lone admin, and a pass that takes over, hold the cluster lock; admins that split the jobs
+//! between them read their shares side by side, each locking only the rows it reads and
+//! skipping rows another pass holds, so N admins never queue behind one lock.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use actix::prelude::*;
 use chrono_tz::Tz;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
-use super::node_beat::{ClusterRole, NodeBeat, Role};
+use super::node_beat::{ClusterRole, NodeBeat, Role, NODE_DEAD_AFTER_MS};
 use super::ring::{FireTime, RingActor, ScheduleAll};
 use super::supervision::{answers_probes, ActorLife};
 use super::takeover::{take_over, TAKEOVER_BATCH};
@@ -285,8 +289,16 @@ pub async fn pre_read(
     now: i64,
     node: Node<'_>,
 ) -> Result<PassResult, StoreError> {
-    let mut tx = store.begin_schedule().await?;
-    let (mut fires, taken_over) = match node.take_over {
+    // The lock is needed only to read every job (a lone admin) or to take over what a dead
+    // admin left (two admins must not adopt the same fire); a pass over its own share locks
+    // just the rows it reads, so the admins' passes run side by side.
+    let take_over_now =
+        node.take_over && store.has_orphans(node.id, now - NODE_DEAD_AFTER_MS).await?;
+    let mut tx = match node.share == Share::ALL || take_over_now {
+        true => store.begin_schedule().await?,
+        false => store.begin_shared_schedule().await?,
+    };
+    let (mut fires, taken_over) = match take_over_now {
         true => take_over(&mut tx, node.id, now).await?,
         false => (Vec::new(), 0),
     };

@@ -8,7 +8,7 @@ use sqlx::{MySql, Postgres, Sqlite, Transaction};
 use super::dialect::LOCK_SCHEDULE;
 use super::jobs::parse_column;
 use super::rows::RowExt;
-use super::{numbered_placeholders, Backend, Db, Store, StoreError, StoreResult};
+use super::{numbered_placeholders, on_pool, Backend, Db, Store, StoreError, StoreResult};
 use crate::model::{DueJob, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED};
 
 /// An admin's share of the jobs: those whose id modulo `of` is `index`.
@@ -58,9 +58,12 @@ pub(super) enum Tx {
     MySql(Transaction<'static, MySql>),
 }
 
-/// An open pre-read transaction holding the schedule lock; commit it quickly.
+/// An open pre-read transaction; commit it quickly. An exclusive one holds the schedule lock;
+/// a shared one locks only the job rows it reads, skipping rows another admin's pass holds.
 pub struct ScheduleTx {
     pub(super) tx: Tx,
+    /// Shared: `due_jobs` locks the rows it returns and skips locked ones.
+    pub(super) shared: bool,
 }
 
 /// Updates per batched claim statement (5 parameters each).
@@ -107,11 +110,15 @@ fn claim_mysql_sql(n: usize) -> String {
         "SELECT ?, ?, ?, ?, ?".to_string(),
         n.saturating_sub(1),
     ));
+    // the ids again, as a key range: joined to the derived table alone, InnoDB scans and locks
+    // every job row, so a shared pass would wait for the rows another admin's pass holds
     format!(
         "UPDATE job_info j JOIN ({}) v ON j.id = v.v_id \
          SET j.trigger_last_time = v.v_last, j.trigger_next_time = v.v_next, j.trigger_status = v.v_status \
-         WHERE j.trigger_status = {TRIGGER_STATUS_RUNNING} AND j.trigger_next_time = v.v_expected",
-        rows.join(" UNION ALL ")
+         WHERE j.id IN ({}) AND j.trigger_status = {TRIGGER_STATUS_RUNNING} \
+         AND j.trigger_next_time = v.v_expected",
+        rows.join(" UNION ALL "),
+        super::placeholders(n)
     )
 }
 
@@ -204,7 +211,46 @@ impl Store {
                 Tx::MySql(tx)
             }
         };
-        Ok(ScheduleTx { tx })
+        Ok(ScheduleTx { tx, shared: false })
+    }
+
+    /// Opens a pre-read transaction without the cluster lock, for an admin reading its own
+    /// share of the jobs: admins with disjoint shares then pre-read at the same time instead of
+    /// queueing for one lock. The rows it reads are locked, and rows another admin's pass holds
+    /// are skipped (read by that admin), so two passes never wait for each other or claim the
+    /// same fire time. SQLite has one writer anyway and opens the exclusive transaction.
+    pub async fn begin_shared_schedule(&self) -> StoreResult<ScheduleTx> {
+        let tx = match &self.db {
+            Db::Sqlite(_) => return self.begin_schedule().await,
+            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+            // InnoDB's REPEATABLE READ would keep locks on every row the due scan passes,
+            // other admins' shares included; READ COMMITTED keeps only the rows returned
+            Db::MySql(pool) => {
+                // `SET TRANSACTION` sets the level of the connection's next transaction only
+                let mut conn = pool.acquire().await?;
+                sqlx::query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+                    .execute(&mut *conn)
+                    .await?;
+                Tx::MySql(Transaction::begin(conn, None).await?)
+            }
+        };
+        Ok(ScheduleTx { tx, shared: true })
+    }
+
+    /// Whether a pass has anything to take over: an admin that stopped beating before
+    /// `dead_before` (other than `me`), or fire times handed back at a graceful stop.
+    pub async fn has_orphans(&self, me: &str, dead_before: i64) -> StoreResult<bool> {
+        let sql = self.sql(
+            "SELECT 1 AS found FROM admin_node WHERE beat_at < ? AND id <> ? \
+             UNION ALL SELECT 1 AS found FROM fire_claim WHERE owner = ''",
+        );
+        let found = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(dead_before)
+            .bind(me)
+            .fetch_optional(pool)
+            .await?
+            .is_some());
+        Ok(found)
     }
 }
 
@@ -226,9 +272,12 @@ impl Store {
             Backend::MySql => claim_mysql_sql(rows),
             backend => claim_returning_sql(rows, backend),
         };
-        let args: Vec<i64> = (0..rows as i64)
+        let mut args: Vec<i64> = (0..rows as i64)
             .flat_map(|i| [i + 1, 1_000, 0, 2_000, i64::from(TRIGGER_STATUS_RUNNING)])
             .collect();
+        if self.backend() == Backend::MySql {
+            args.extend(1..=rows as i64);
+        }
         self.explain(&sql, &args).await
     }
 
@@ -321,6 +370,10 @@ impl ScheduleTx {
             None => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}"),
             Some(_) => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS_OF_SHARE}"),
         };
+        let sql = match self.shared && !matches!(self.tx, Tx::Sqlite(_)) {
+            true => format!("{sql} FOR UPDATE SKIP LOCKED"),
+            false => sql,
+        };
         // rows converted as they arrive, so a large pass never holds all its raw rows at once
         let mut jobs = Vec::new();
         on_tx!(self, &sql, |tx, stmt| {
@@ -371,11 +424,14 @@ impl ScheduleTx {
                 }
                 Tx::MySql(tx) => {
                     // no RETURNING: update through a derived table, then read back which rows
-                    // now hold exactly the new times (the lock keeps other schedulers out)
+                    // now hold exactly the new times (the schedule lock, or the
+                    // shared pass's row locks, keep other schedulers off them meanwhile)
                     let sql = claim_mysql_sql(chunk.len());
-                    bind_claims!(sqlx::query(&sql).persistent(false), chunk)
-                        .execute(&mut **tx)
-                        .await?;
+                    let mut q = bind_claims!(sqlx::query(&sql).persistent(false), chunk);
+                    for u in chunk {
+                        q = q.bind(u.id);
+                    }
+                    q.execute(&mut **tx).await?;
                     let check = format!(
                         "SELECT id, trigger_last_time, trigger_next_time, trigger_status FROM job_info WHERE id IN ({})",
                         super::placeholders(chunk.len())

@@ -8,7 +8,7 @@ use jobwheel::model::{
     TriggerType, User, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use jobwheel::store::{
-    Backend, JobFilter, LogFilter, LogStatus, ScheduleUpdate, Share, Store, StoreError,
+    Backend, ClaimKey, JobFilter, LogFilter, LogStatus, ScheduleUpdate, Share, Store, StoreError,
 };
 
 use crate::kit::db::cron_log;
@@ -1089,6 +1089,63 @@ backends!(db: an_admin_reads_its_share_of_the_jobs_and_the_strays, |db| {
         assert_eq!(seen.get(id), Some(&1), "job {id} is in exactly one share");
     }
     assert_eq!(seen.get(&ids[0]), Some(&3), "a stray is read by every share");
+});
+
+backends!(db: shared_passes_skip_each_others_rows_and_wait_for_none, |db| {
+    let s = &db.store;
+    let g = new_group(s, "shared").await;
+    let mut ids = vec![];
+    for i in 0..4 {
+        let mut j = job(g, &format!("j{i}"));
+        j.trigger_status = TRIGGER_STATUS_RUNNING;
+        // all long overdue: strays that every share reads
+        j.trigger_next_time = 1_000;
+        ids.push(s.insert_job(&j).await.unwrap());
+    }
+    let share = |index| Some((Share { index, of: 2 }, 2_000));
+    let mut first = s.begin_shared_schedule().await.unwrap();
+    let held = first.due_jobs(10_000, 2, share(0)).await.unwrap();
+    assert_eq!(held.len(), 2);
+    // a second admin's pass, while the first is open: on a server database it neither waits
+    // nor reads what the first holds; SQLite's one writer makes it wait, so it is not opened
+    if s.backend() != Backend::Sqlite {
+        let second = async {
+            let mut tx = s.begin_shared_schedule().await.unwrap();
+            let rest = tx.due_jobs(10_000, 100, share(1)).await.unwrap();
+            let updates: Vec<ScheduleUpdate> = rest
+                .iter()
+                .map(|j| ScheduleUpdate {
+                    id: j.id,
+                    expected_next: j.trigger_next_time,
+                    last: j.trigger_next_time,
+                    next: 20_000,
+                    stop: false,
+                })
+                .collect();
+            assert!(tx.claim_all(&updates).await.unwrap().iter().all(|ok| *ok));
+            tx.commit().await.unwrap();
+            rest
+        };
+        let rest = tokio::time::timeout(Duration::from_secs(10), second)
+            .await
+            .expect("a shared pass does not wait for another");
+        let rest: Vec<i32> = rest.iter().map(|j| j.id).collect();
+        assert_eq!(rest.len(), 2, "the rows the first pass holds are skipped");
+        assert!(held.iter().all(|j| !rest.contains(&j.id)));
+    }
+    first.commit().await.unwrap();
+    // the cluster lock is taken only to take over: nothing to take over here
+    s.beat_node("me", "http://a:1", 0, 50_000).await.unwrap();
+    assert!(!s.has_orphans("me", 40_000).await.unwrap());
+    s.beat_node("gone", "http://b:1", 0, 1_000).await.unwrap();
+    assert!(s.has_orphans("me", 40_000).await.unwrap(), "an admin stopped beating");
+    assert!(!s.has_orphans("me", 500).await.unwrap(), "not dead yet at that bound");
+    let mut tx = s.begin_schedule().await.unwrap();
+    let claim = ClaimKey { job_id: ids[0], fire_time: 30_000 };
+    tx.insert_claims("leaving", &[(claim, TriggerType::Cron)]).await.unwrap();
+    tx.commit().await.unwrap();
+    s.leave_cluster("leaving").await.unwrap();
+    assert!(s.has_orphans("me", 500).await.unwrap(), "fire times were handed back");
 });
 
 backends!(db: schedule_claims_each_fire_time_once, |db| {
