@@ -4,12 +4,12 @@
 use chrono_tz::Tz;
 
 use crate::clock::now_ms;
-use crate::config::LOCAL_APP_NAME;
 use crate::model::{
     AddressType, JobGroup, JobInfo, Role, ScheduleType, User, TRIGGER_STATUS_RUNNING,
 };
 use crate::password::{hash_password, random_secret, reset_required};
 use crate::protocol::unusable_token;
+use crate::startup::LOCAL_APP_NAME;
 use crate::store::{Store, StoreError, ACCESS_TOKEN_SETTING};
 use crate::timing;
 

@@ -10,6 +10,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::config::{
     AdminSettings, ConfigError, ExecutorSettings, MigrateSettings, Sources, StandaloneSettings,
 };
+use crate::executor::Executor;
 use crate::import_xxl::ImportXxlArgs;
 use crate::startup::Admin;
 use crate::store::{PoolSettings, Store};
@@ -178,9 +179,34 @@ async fn run_standalone(settings: StandaloneSettings) -> Result<(), String> {
     admin.run_until_stopped().await.map_err(|e| e.to_string())
 }
 
+/// Runs `jobwheel executor`: the builder wired from its settings, with the built-in handlers; it
+/// trims memory after reaping, since the process's allocator is its own.
 async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
-    let executor = settings
-        .builder()
+    let mut builder = Executor::builder()
+        .admin_addresses(settings.admin_addresses)
+        .app_name(settings.app_name)
+        .port(settings.port)
+        .bind(settings.bind)
+        .log_path(settings.local.log_path)
+        .log_retention_days(settings.log_retention_days)
+        .idle_timeout(settings.local.idle_timeout)
+        .admin_protocol(settings.admin_protocol)
+        .glue_enabled(settings.local.glue_enabled)
+        .http_job_allow_private(settings.local.http_job_allow_private)
+        .trim_memory_after_reaping(true);
+    if let Some(token) = settings.access_token {
+        builder = builder.access_token(token);
+    }
+    if settings.insecure {
+        builder = builder.insecure_no_access_token();
+    }
+    if let Some(address) = settings.address {
+        builder = builder.address(address);
+    }
+    if let Some(ip) = settings.ip {
+        builder = builder.ip(ip.to_string());
+    }
+    let executor = builder
         .with_builtin_handlers()
         .build()
         .map_err(|e| e.to_string())?;

@@ -8,29 +8,22 @@ use clap::{ArgMatches, Args};
 use lettre::message::Mailbox;
 use serde::Deserialize;
 
-use super::{
-    database_url, days, machine_timezone, number, token, ConfigError, Layers, Sources,
-    DEFAULT_BIND, DEFAULT_DATABASE_URL, DEFAULT_TRIGGER_POOL_FAST_MAX,
-    DEFAULT_TRIGGER_POOL_SLOW_MAX,
-};
+use super::*;
 use crate::alarm::email::{SmtpSettings, SmtpTls};
 use crate::web::login_limit::LoginLimit;
 
 /// The admin's (scheduling center's) flags and settings.
 #[derive(Args, Deserialize, Debug, Clone)]
+#[command(mut_args(|flag| flag.allow_negative_numbers(true)))] // `-1` reaches the value's check
 pub struct AdminSettings {
     /// Address to listen on [default: 0.0.0.0:8080 for admin, 127.0.0.1:8080 for standalone]
-    #[arg(long, value_name = "HOST:PORT", value_parser = bind::parse)]
-    #[arg(default_value = DEFAULT_BIND, hide_default_value = true)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = bind::parse, default_value = DEFAULT_BIND)]
+    #[arg(hide_default_value = true)]
     #[serde(with = "bind")]
     pub bind: SocketAddr,
-    /// URL users reach the admin at (`--public-url`).
-    #[arg(
-        long,
-        value_name = "URL",
-        value_parser = public_url::parse,
-        help = "URL users reach the admin at, e.g. https://jobs.example.com; https makes cookies Secure"
-    )]
+    /// URL users reach the admin at, e.g. https://jobs.example.com; https makes cookies Secure
+    #[allow(rustdoc::bare_urls)] // the doc is the flag's --help text, read in a terminal
+    #[arg(long, value_name = "URL", value_parser = public_url::parse)]
     #[serde(default, with = "public_url")]
     pub public_url: Option<url::Url>,
     /// Database URL: sqlite://FILE, postgres://... or mysql://...
@@ -46,17 +39,16 @@ pub struct AdminSettings {
     #[serde(default, with = "trimmed")]
     pub admin_password: Option<String>,
     /// Days of run records to keep; 0 keeps them forever
-    #[arg(long, allow_hyphen_values = true, value_name = "DAYS", value_parser = days::parse)]
-    #[arg(default_value = "30")]
+    #[arg(long, value_name = "DAYS", value_parser = days::parse, default_value = "30")]
     #[serde(with = "days")]
     pub log_retention_days: u32,
     /// Most dispatches in flight on the fast pool
-    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = pool::parse)]
+    #[arg(long, value_name = "N", value_parser = pool::parse)]
     #[arg(default_value_t = DEFAULT_TRIGGER_POOL_FAST_MAX)]
     #[serde(with = "pool")]
     pub trigger_pool_fast_max: usize,
     /// Most dispatches in flight on the slow pool
-    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = pool::parse)]
+    #[arg(long, value_name = "N", value_parser = pool::parse)]
     #[arg(default_value_t = DEFAULT_TRIGGER_POOL_SLOW_MAX)]
     #[serde(with = "pool")]
     pub trigger_pool_slow_max: usize,
@@ -67,8 +59,7 @@ pub struct AdminSettings {
     pub timezone: Tz,
     /// Seconds without a result after which a run on an executor that is gone is marked failed
     #[arg(long = "lost-result-timeout-secs", id = "lost_result_timeout_secs")]
-    #[arg(allow_hyphen_values = true, value_name = "SECS", value_parser = lost_secs::parse)]
-    #[arg(default_value = "600")]
+    #[arg(value_name = "SECS", value_parser = lost_secs::parse, default_value = "600")]
     #[serde(rename = "lost_result_timeout_secs", with = "lost_secs")]
     pub lost_result_timeout: Duration,
     /// Mail server for alarm e-mails; `None` turns e-mail alarms off.
@@ -125,7 +116,7 @@ struct Smtp {
     #[serde(default, with = "smtp_host")]
     smtp_host: Option<String>,
     /// SMTP port [default: 587 for starttls, 465 for tls, 25 for none]
-    #[arg(long, allow_hyphen_values = true, value_name = "PORT", value_parser = smtp_port::parse)]
+    #[arg(long, value_name = "PORT", value_parser = smtp_port::parse)]
     #[serde(default, with = "smtp_port")]
     smtp_port: Option<u16>,
     /// SMTP security: starttls (required STARTTLS), tls (implicit TLS) or none [default: starttls]
@@ -151,15 +142,15 @@ impl Smtp {
         let Some(host) = self.smtp_host else {
             return Ok(None);
         };
-        let missing = |set: &str, unset: &str| {
-            let [set, unset] = [set, unset].map(|key| layers.name(&format!("smtp_{key}")));
+        let missing = |set, unset| {
+            let [set, unset] = [set, unset].map(|key| layers.name(key));
             Err(ConfigError(format!("{set} is set but {unset} is not")))
         };
         let credentials = match (self.smtp_username, self.smtp_password) {
             (Some(user), Some(password)) => Some((user, password)),
             (None, None) => None,
-            (Some(_), None) => return missing("username", "password"),
-            (None, Some(_)) => return missing("password", "username"),
+            (Some(_), None) => return missing("smtp_username", "smtp_password"),
+            (None, Some(_)) => return missing("smtp_password", "smtp_username"),
         };
         let user = credentials.as_ref().map(|(user, _)| user);
         let user = user.filter(|user| user.parse::<Mailbox>().is_ok()).cloned();
@@ -184,13 +175,9 @@ impl Smtp {
 impl AdminSettings {
     /// The settings of `jobwheel admin`: its parsed flags over `sources` over the defaults.
     pub fn resolve(matches: &ArgMatches, sources: &Sources) -> Result<Self, ConfigError> {
-        Self::from_layers(&Layers::new(matches, sources, "admin"))
-    }
-
-    /// The settings the layers hold.
-    pub(crate) fn from_layers(layers: &Layers) -> Result<Self, ConfigError> {
+        let layers = Layers::new(matches, sources, "admin");
         let settings: AdminSettings = layers.extract()?;
-        let smtp = layers.extract::<Smtp>()?.settings(layers)?;
+        let smtp = layers.extract::<Smtp>()?.settings(&layers)?;
         Ok(AdminSettings { smtp, ..settings })
     }
 }

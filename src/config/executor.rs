@@ -9,11 +9,8 @@ use clap::builder::BoolishValueParser;
 use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use serde::Deserialize;
 
-use super::{
-    boolean, database_url, days, number, token, AdminSettings, ConfigError, Layers, Sources,
-    DEFAULT_DATABASE_URL, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH,
-    DEFAULT_STANDALONE_BIND,
-};
+use super::*;
+use crate::executor::{DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
 use crate::protocol::AdminProtocol;
 
 /// The one line an executor without a token stops with.
@@ -24,23 +21,20 @@ pub const NO_TOKEN: &str = "no access token: an executor without one runs whatev
 /// Flags and settings of an executor's machinery, shared by `jobwheel executor` and the
 /// executor inside `jobwheel standalone`.
 #[derive(Args, Deserialize, Debug, Clone)]
+#[command(mut_args(|flag| flag.allow_negative_numbers(true)))] // `-1` reaches the value's check
 pub struct LocalExecutorSettings {
     /// Folder of run logs, script files and pending callbacks
     #[arg(long, value_name = "DIR", value_parser = path::parse, default_value = DEFAULT_LOG_PATH)]
     #[serde(with = "path")]
     pub log_path: PathBuf,
     /// Seconds an idle job worker lives before it is reaped
-    #[arg(
-        long = "idle-timeout-secs",
-        id = "idle_timeout_secs",
-        value_name = "SECS"
-    )]
-    #[arg(allow_hyphen_values = true, value_parser = idle_secs::parse, default_value = "90")]
+    #[arg(long = "idle-timeout-secs", id = "idle_timeout_secs")]
+    #[arg(value_name = "SECS", value_parser = idle_secs::parse, default_value = "90")]
     #[serde(rename = "idle_timeout_secs", with = "idle_secs")]
     pub idle_timeout: Duration,
     /// Run script (GLUE) jobs: true or false
-    #[arg(long, action = ArgAction::Set, value_parser = BoolishValueParser::new(), value_name = "BOOL")]
-    #[arg(default_value = "true")]
+    #[arg(long, value_name = "BOOL", default_value = "true", action = ArgAction::Set)]
+    #[arg(value_parser = BoolishValueParser::new())]
     #[serde(with = "boolean")]
     pub glue_enabled: bool,
     /// Let httpJobHandler call loopback, private and link-local addresses
@@ -60,6 +54,7 @@ impl Default for LocalExecutorSettings {
 
 /// Flags and settings of `jobwheel executor`.
 #[derive(Args, Deserialize, Debug, Clone)]
+#[command(mut_args(|flag| flag.allow_negative_numbers(true)))] // `-1` reaches the value's check
 pub struct ExecutorSettings {
     /// Comma-separated admin base URLs, e.g. http://127.0.0.1:8080
     #[arg(long, value_name = "URLS", value_delimiter = ',')]
@@ -79,13 +74,12 @@ pub struct ExecutorSettings {
     #[serde(default, with = "ip")]
     pub ip: Option<IpAddr>,
     /// Port to listen on; 0 picks a free one
-    #[arg(long, allow_hyphen_values = true, value_name = "PORT", value_parser = port::parse)]
+    #[arg(long, value_name = "PORT", value_parser = port::parse)]
     #[arg(default_value_t = DEFAULT_EXECUTOR_PORT)]
     #[serde(with = "port")]
     pub port: u16,
     /// IP address to listen on (the port is --port)
-    #[arg(long, value_name = "IP", value_parser = ip::parse)]
-    #[arg(default_value_t = DEFAULT_EXECUTOR_BIND)]
+    #[arg(long, value_name = "IP", value_parser = ip::parse, default_value_t = DEFAULT_EXECUTOR_BIND)]
     #[serde(with = "ip")]
     pub bind: IpAddr,
     /// Token sent to and required from the admin (XXL-JOB-ACCESS-TOKEN); required unless --insecure
@@ -99,8 +93,7 @@ pub struct ExecutorSettings {
     #[serde(with = "boolean")]
     pub insecure: bool,
     /// Days of run log folders to keep; 0 keeps them forever
-    #[arg(long, allow_hyphen_values = true, value_name = "DAYS", value_parser = days::parse)]
-    #[arg(default_value = "30")]
+    #[arg(long, value_name = "DAYS", value_parser = days::parse, default_value = "30")]
     #[serde(with = "days")]
     pub log_retention_days: u32,
     /// Admin protocol: v2 (XXL-JOB 2.4 to 3.4, array callbacks) or v3.5 (callbackList)
@@ -122,22 +115,16 @@ setting!(app_name: String = |name: &str| match name.len() {
     ..=64 => Ok(name.to_string()),
     _ => Err("expected at most 64 characters"),
 });
-setting!(http_url: String = http);
+setting!(http_url: String = |url: &str| match url.split_once("://") {
+    Some(("http" | "https", _)) => Ok(url.to_string()),
+    _ => Err(format!("expected a URL starting with http:// or https://, not '{url}'")),
+});
 // a file may list the admins' URLs (`['http://a', 'http://b']`) or comma-separate them, as the
 // flag and its variable do; blanks are skipped
 setting!(admin_addresses: Vec<String> = |urls: &str| {
     let urls = urls.split(',').map(str::trim).filter(|url| !url.is_empty());
-    urls.map(http).collect::<Result<Vec<_>, _>>()
+    urls.map(http_url::parse).collect::<Result<Vec<_>, _>>()
 });
-
-fn http(url: &str) -> Result<String, String> {
-    match url.starts_with("http://") || url.starts_with("https://") {
-        true => Ok(url.to_string()),
-        false => Err(format!(
-            "expected a URL starting with http:// or https://, not '{url}'"
-        )),
-    }
-}
 
 impl ExecutorSettings {
     /// The settings of `jobwheel executor`: its parsed flags over `sources` over the defaults.
@@ -149,36 +136,6 @@ impl ExecutorSettings {
         }
         let local = layers.extract()?;
         Ok(ExecutorSettings { local, ..settings })
-    }
-
-    /// The builder of the executor these settings describe (the binary's: it trims memory after
-    /// reaping, since the process's allocator is its own).
-    pub fn builder(self) -> crate::executor::ExecutorBuilder {
-        let mut b = crate::executor::Executor::builder()
-            .admin_addresses(self.admin_addresses)
-            .app_name(self.app_name)
-            .port(self.port)
-            .bind(self.bind)
-            .log_path(self.local.log_path)
-            .log_retention_days(self.log_retention_days)
-            .idle_timeout(self.local.idle_timeout)
-            .admin_protocol(self.admin_protocol)
-            .glue_enabled(self.local.glue_enabled)
-            .http_job_allow_private(self.local.http_job_allow_private)
-            .trim_memory_after_reaping(true);
-        if let Some(token) = self.access_token {
-            b = b.access_token(token);
-        }
-        if self.insecure {
-            b = b.insecure_no_access_token();
-        }
-        if let Some(address) = self.address {
-            b = b.address(address);
-        }
-        if let Some(ip) = self.ip {
-            b = b.ip(ip.to_string());
-        }
-        b
     }
 }
 
@@ -197,9 +154,8 @@ pub struct StandaloneSettings {
 impl StandaloneSettings {
     /// The settings of `jobwheel standalone`: its parsed flags over `sources` over the defaults.
     pub fn resolve(matches: &ArgMatches, sources: &Sources) -> Result<Self, ConfigError> {
-        let layers = Layers::new(matches, sources, "admin");
-        let admin = AdminSettings::from_layers(&layers)?;
-        let executor = layers.extract()?;
+        let admin = AdminSettings::resolve(matches, sources)?;
+        let executor = Layers::new(matches, sources, "admin").extract()?;
         Ok(StandaloneSettings { admin, executor })
     }
 }

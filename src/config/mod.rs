@@ -25,17 +25,14 @@ macro_rules! setting {
         pub(crate) mod $name {
             #[allow(unused_imports)] // the parser may need nothing of its module
             use super::*;
+            use serde::{de::Error as _, Deserializer as De};
             pub fn parse(text: &str) -> Result<$ty, String> {
                 ($parse)(text.trim()).map_err(|e| e.to_string())
             }
-            pub fn deserialize<'de, D, O>(d: D) -> Result<O, D::Error>
-            where
-                D: serde::Deserializer<'de>,
-                O: From<$ty>,
-            {
-                let value = <figment::value::Value as serde::Deserialize>::deserialize(d)?;
+            pub fn deserialize<'de, D: De<'de>, O: From<$ty>>(d: D) -> Result<O, D::Error> {
+                let value: figment::value::Value = serde::Deserialize::deserialize(d)?;
                 let parsed = parse(&crate::config::text(&value));
-                parsed.map(O::from).map_err(serde::de::Error::custom)
+                parsed.map(O::from).map_err(D::Error::custom)
             }
         }
     };
@@ -51,7 +48,6 @@ pub use executor::{
     ExecutorSettings, LocalExecutorSettings, MigrateSettings, StandaloneSettings, NO_TOKEN,
 };
 
-pub use crate::executor::{DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
 use crate::protocol::unusable_token;
 use crate::store::Backend;
 
@@ -70,15 +66,12 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/jobwheel.db";
 pub const DEFAULT_TRIGGER_POOL_FAST_MAX: usize = 200;
 /// Calls in flight on the slow trigger pool unless configured (XXL-JOB's default too).
 pub const DEFAULT_TRIGGER_POOL_SLOW_MAX: usize = 100;
-/// App name of the executor that runs inside `jobwheel standalone`.
-pub const LOCAL_APP_NAME: &str = "jobwheel-local";
 
 /// The prefix of a setting's environment variable: `JOBWHEEL_LOG_PATH` sets `log_path`.
 const ENV_PREFIX: &str = "JOBWHEEL_";
 /// The layers that are not a file, by name.
 const ENV: &str = "environment";
 const FLAGS: &str = "flags";
-const DEFAULTS: &str = "defaults";
 
 /// Settings from one place (named by `.0`), keyed by the flags' ids: `log_retention_days`.
 #[derive(Debug, Clone, Default)]
@@ -94,22 +87,18 @@ impl Provider for Layer {
     }
 }
 
-/// Where settings come from besides the flags: a `--config` file and `JOBWHEEL_*` variables.
+/// Where settings come from besides the flags: a `--config` file and `JOBWHEEL_*` variables
+/// (`Sources::default()` has neither: every setting not flagged takes its default).
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
-    file: Layer,
+    file: Figment,
     env: Layer,
 }
 
 impl Sources {
-    /// Neither a file nor the environment: every setting not flagged takes its default.
-    pub fn none() -> Self {
-        Sources::default()
-    }
-
     /// The `--config` file (if any) and this process's environment.
     pub fn read(config: Option<&Path>) -> Result<Self, ConfigError> {
-        let file = config.map_or_else(|| Ok(Sources::none()), Sources::load)?;
+        let file = config.map_or(Ok(Self::default()), Self::load)?;
         Ok(file.with_environment(std::env::vars()))
     }
 
@@ -117,8 +106,7 @@ impl Sources {
     /// no mode's settings and are left to whoever reads them).
     pub fn with_environment(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
         let vars = vars.into_iter().filter_map(|(name, value)| {
-            let key = name.strip_prefix(ENV_PREFIX)?.to_lowercase();
-            Some((key, Value::from(value)))
+            Some((name.strip_prefix(ENV_PREFIX)?.to_lowercase(), value.into()))
         });
         self.env = Layer(ENV.into(), vars.collect());
         self
@@ -135,17 +123,13 @@ impl Sources {
             ConfigError(format!("{name} is not valid TOML: {why}"))
         })?;
         // standalone's and migrate's flags are among the admin's and the executor's
-        let modes: [fn(Command) -> Command; 2] =
-            [AdminSettings::augment_args, ExecutorSettings::augment_args];
+        let modes = [AdminSettings::augment_args, ExecutorSettings::augment_args];
         let modes = modes.map(|augment| augment(Command::new("")));
-        let modes = modes.iter().flat_map(Command::get_arguments);
-        let known = modes.map(|flag| flag.get_id().as_str()).collect();
+        let known = modes.iter().flat_map(Command::get_arguments);
+        let known = known.map(|flag| flag.get_id().as_str()).collect();
         let top = checked(top, "", &name, &known).map_err(ConfigError)?;
-        let file = Layer(name, top);
-        Ok(Sources {
-            file,
-            ..Sources::none()
-        })
+        let (file, env) = (Figment::from(Layer(name, top)), Layer::default());
+        Ok(Sources { file, env })
     }
 }
 
@@ -153,7 +137,7 @@ impl Sources {
 /// read as `_`; a key that is no mode's flag, nor a section at the top level, is refused.
 fn checked(table: Dict, prefix: &str, file: &str, known: &Vec<&str>) -> Result<Dict, String> {
     let checked = table.into_iter().map(|(key, value)| {
-        let key = key.replace('-', "_");
+        let (key, flag) = (key.replace('-', "_"), key.replace('_', "-"));
         let is_section = prefix.is_empty() && ["admin", "executor"].contains(&key.as_str());
         match value {
             _ if known.contains(&key.as_str()) => Ok((key, value)),
@@ -162,10 +146,7 @@ fn checked(table: Dict, prefix: &str, file: &str, known: &Vec<&str>) -> Result<D
                 Ok((key, section.into()))
             }
             _ if is_section => Err(format!("'{key}' in {file} must be a section ([{key}])")),
-            _ => Err(format!(
-                "unknown key '{prefix}{}' in {file}",
-                key.replace('_', "-")
-            )),
+            _ => Err(format!("unknown key '{prefix}{flag}' in {file}")),
         }
     });
     checked.collect()
@@ -188,40 +169,28 @@ impl Layers {
             let Ok(Some(raw)) = matches.try_get_raw(id) else {
                 continue;
             };
-            let text = raw.map(|v| v.to_string_lossy()).collect::<Vec<_>>();
-            let layer = match matches.value_source(id) {
-                Some(ValueSource::DefaultValue) => &mut defaults,
-                _ => &mut flags,
-            };
+            let text: Vec<_> = raw.map(|v| v.to_string_lossy()).collect();
+            let default = matches.value_source(id) == Some(ValueSource::DefaultValue);
+            let layer = if default { &mut defaults } else { &mut flags };
             layer.insert(id.to_string(), text.join(",").into());
         }
-        let file = Figment::from(sources.file.clone());
-        let set = file.clone().merge(file.focus(section));
-        let set = set
-            .merge(sources.env.clone())
-            .merge(Layer(FLAGS.into(), flags));
-        let mut values = set.data().unwrap_or_default();
-        let mut values = values.remove(&Profile::Default).unwrap_or_default();
+        let set = sources.file.clone().merge(sources.file.focus(section));
+        let set = set.merge(&sources.env).merge(Layer(FLAGS.into(), flags));
+        let mut values: Dict = set.extract().unwrap_or_default();
         values.retain(|_, value| !value.as_str().is_some_and(|text| text.trim().is_empty()));
-        let defaults = Figment::from(Layer(DEFAULTS.into(), defaults));
-        let values = defaults.merge(Serialized::defaults(values));
+        defaults.extend(values);
+        let values = Figment::from(Serialized::defaults(defaults));
         Layers { set, values }
     }
 
     /// The settings struct `T` the layers hold; a bad value is named with where it came from.
     pub(crate) fn extract<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
         self.values.extract().map_err(|e| {
-            let key = e.path.first().map_or("", String::as_str);
+            let (key, why) = (e.path.first().map_or("", String::as_str), &e.kind);
             let value = self.set.find_value(key).map_or(String::new(), |v| text(&v));
-            ConfigError(match self.set.find_metadata(key).map(|m| &*m.name) {
-                Some(file) if file.starts_with("config file") => {
-                    format!(
-                        "invalid {} = '{value}' in {file}: {}",
-                        key.replace('_', "-"),
-                        e.kind
-                    )
-                }
-                _ => format!("invalid {} '{value}': {}", self.name(key), e.kind),
+            ConfigError(match self.name(key).split_once(" in ") {
+                Some((key, file)) => format!("invalid {key} = '{value}' in {file}: {why}"),
+                None => format!("invalid {} '{value}': {why}", self.name(key)),
             })
         })
     }
@@ -231,7 +200,7 @@ impl Layers {
         let flag = key.replace('_', "-");
         match self.set.find_metadata(key).map(|m| &*m.name) {
             Some(ENV) => format!("{ENV_PREFIX}{}", key.to_uppercase()),
-            Some(FLAGS | DEFAULTS) | None => format!("--{flag}"),
+            Some(FLAGS) | None => format!("--{flag}"),
             Some(file) => format!("{flag} in {file}"),
         }
     }
@@ -267,8 +236,6 @@ setting!(boolean: bool = |text: &str| match text.to_lowercase().as_str() {
 
 /// The machine's IANA zone, or UTC when it cannot be told.
 pub fn machine_timezone() -> Tz {
-    iana_time_zone::get_timezone()
-        .ok()
-        .and_then(|name| name.parse::<Tz>().ok())
-        .unwrap_or(Tz::UTC)
+    let zone = iana_time_zone::get_timezone().map(|name| name.parse::<Tz>());
+    zone.ok().and_then(Result::ok).unwrap_or(Tz::UTC)
 }

@@ -4,6 +4,7 @@ use clap::{ArgMatches, Args, Command};
 
 use super::*;
 use crate::alarm::email::SmtpTls;
+use crate::executor::{DEFAULT_EXECUTOR_BIND, DEFAULT_LOG_PATH};
 use crate::protocol::AdminProtocol;
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ fn standalone(flags: &[&str], sources: &Sources) -> Result<StandaloneSettings, S
 }
 
 fn none() -> Sources {
-    Sources::none()
+    Sources::default()
 }
 
 const TOKEN: [&str; 2] = ["--access-token", "k3f9Qx1-test"];

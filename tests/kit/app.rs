@@ -130,7 +130,7 @@ impl AppBuilder {
 pub fn admin_settings(flags: &[&str]) -> AdminSettings {
     let args = std::iter::once("admin").chain(flags.iter().copied());
     let matches = AdminSettings::augment_args(Command::new("admin")).get_matches_from(args);
-    AdminSettings::resolve(&matches, &Sources::none()).expect("test settings")
+    AdminSettings::resolve(&matches, &Sources::default()).expect("test settings")
 }
 
 fn strs(strings: &[String]) -> Vec<&str> {
