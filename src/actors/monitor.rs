@@ -76,6 +76,39 @@ pub fn next_pass(interval: Duration) -> Duration {
     until_aligned(interval, now_ms() - PASS_OFFSET_MS)
 }
 
+/// A monitor's failed passes in a row, which set the wait before its next pass.
+#[derive(Debug, Default)]
+pub struct Pace {
+    failures: u32,
+}
+
+impl Pace {
+    /// After a pass that worked: the failures are forgotten; the next pass is aligned.
+    pub fn worked(&mut self, interval: Duration) -> Duration {
+        self.failures = 0;
+        next_pass(interval)
+    }
+
+    /// After a failed `pass`: one line at `level` (debug while the database is known to be
+    /// down, the outage itself being logged once) and the [`backoff`] to wait.
+    pub fn failed(
+        &mut self,
+        interval: Duration,
+        pass: &str,
+        level: log::Level,
+        error: &dyn std::fmt::Display,
+    ) -> Duration {
+        self.failures += 1;
+        let delay = backoff(interval, self.failures);
+        log::log!(
+            level,
+            "{pass} pass failed ({} in a row), retrying in {delay:?}: {error}",
+            self.failures
+        );
+        delay
+    }
+}
+
 /// Wait after `failures` failed passes in a row: the interval (at most 2 s) doubled per
 /// failure, never more than the larger of the interval and a minute.
 pub fn backoff(interval: Duration, failures: u32) -> Duration {
@@ -126,6 +159,26 @@ mod tests {
         assert_eq!(
             backoff(Duration::from_millis(100), 1),
             Duration::from_millis(100)
+        );
+    }
+
+    #[test]
+    fn a_pace_backs_off_while_passes_fail_and_forgets_once_one_works() {
+        let ten = Duration::from_secs(10);
+        let mut pace = Pace::default();
+        let error = "database unreachable";
+        assert_eq!(
+            pace.failed(ten, "test", log::Level::Debug, &error),
+            backoff(ten, 1)
+        );
+        assert_eq!(
+            pace.failed(ten, "test", log::Level::Debug, &error),
+            backoff(ten, 2)
+        );
+        assert!(pace.worked(ten) <= ten);
+        assert_eq!(
+            pace.failed(ten, "test", log::Level::Debug, &error),
+            backoff(ten, 1)
         );
     }
 }

@@ -23,7 +23,7 @@ use actix::prelude::*;
 use futures_util::stream::{self, StreamExt};
 
 use super::dispatch::{trigger_and_wait, Dispatcher, Trigger};
-use super::monitor::{backoff, next_pass, MonitorSettings};
+use super::monitor::{MonitorSettings, Pace};
 use super::supervision::{answers_probes, ActorLife};
 use crate::alarm::{Alarm, AlarmEvent, Alarmer, EmailAlarm, WebhookAlarm};
 use crate::clock::now_ms;
@@ -286,7 +286,7 @@ pub struct FailMonitor {
     dispatcher: Addr<Dispatcher>,
     alarmer: Rc<Alarmer>,
     interval: Duration,
-    failures: u32,
+    pace: Pace,
     life: ActorLife,
     metrics: Arc<AdminMetrics>,
 }
@@ -322,7 +322,7 @@ impl FailMonitor {
             dispatcher,
             alarmer: Rc::new(alarmer),
             interval,
-            failures: 0,
+            pace: Pace::default(),
             life: ActorLife::detached("fail-monitor"),
         }
     }
@@ -355,22 +355,15 @@ impl FailMonitor {
             .map(|result, act, ctx| {
                 let delay = match result {
                     Ok(report) => {
-                        act.failures = 0;
                         if report.handled > 0 || report.errors > 0 {
                             log::debug!("fail monitor pass: {report:?}");
                         }
-                        next_pass(act.interval)
+                        act.pace.worked(act.interval)
                     }
                     Err(e) if act.life.stop_on_panic(&e, ctx) => return,
                     Err(e) => {
-                        act.failures += 1;
-                        let delay = backoff(act.interval, act.failures);
-                        log::log!(
-                            act.store.failure_level(log::Level::Error),
-                            "fail monitor pass failed ({} in a row), retrying in {delay:?}: {e}",
-                            act.failures
-                        );
-                        delay
+                        let level = act.store.failure_level(log::Level::Error);
+                        act.pace.failed(act.interval, "fail monitor", level, &e)
                     }
                 };
                 ctx.run_later(delay, |act, ctx| act.pass(ctx));
@@ -396,7 +389,7 @@ impl Actor for FailMonitor {
 impl Supervised for FailMonitor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         // pending retries and alarms live in the database; the next pass reads them again
-        self.failures = 0;
+        self.pace = Pace::default();
     }
 }
 

@@ -22,7 +22,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::dispatch::Dispatcher;
-use super::monitor::{backoff, next_pass, MonitorSettings};
+use super::monitor::{MonitorSettings, Pace};
 use super::result_intake::{complete_one, CallbackOutcome};
 use super::supervision::{answers_probes, ActorLife};
 use super::trigger::TriggerEnv;
@@ -173,7 +173,7 @@ pub struct LostResultMonitor {
     client: Rc<ExecutorClient>,
     interval: Duration,
     timeout: Duration,
-    failures: u32,
+    pace: Pace,
     life: ActorLife,
 }
 
@@ -186,7 +186,7 @@ impl LostResultMonitor {
             client: Rc::new(ExecutorClient::default()),
             interval: settings.lost_interval,
             timeout: settings.lost_result_timeout,
-            failures: 0,
+            pace: Pace::default(),
             life: ActorLife::detached("lost-monitor"),
         }
     }
@@ -212,26 +212,17 @@ impl LostResultMonitor {
             }
             .into_actor(self)
             .map(|result, act, ctx| {
-                let delay = match result {
-                    Ok(Ok(_)) => {
-                        act.failures = 0;
-                        Ok(next_pass(act.interval))
-                    }
+                let error = match result {
+                    Ok(Ok(_)) => None,
                     Err(e) if act.life.stop_on_panic(&e, ctx) => return,
-                    Err(e) => Err(e.to_string()),
-                    Ok(Err(e)) => Err(e),
+                    Err(e) => Some(e.to_string()),
+                    Ok(Err(e)) => Some(e),
                 };
-                let delay = match delay {
-                    Ok(delay) => delay,
-                    Err(e) => {
-                        act.failures += 1;
-                        let delay = backoff(act.interval, act.failures);
-                        log::log!(
-                            act.env.store.failure_level(log::Level::Error),
-                            "lost-result pass failed ({} in a row), retrying in {delay:?}: {e}",
-                            act.failures
-                        );
-                        delay
+                let delay = match error {
+                    None => act.pace.worked(act.interval),
+                    Some(e) => {
+                        let level = act.env.store.failure_level(log::Level::Error);
+                        act.pace.failed(act.interval, "lost-result", level, &e)
                     }
                 };
                 ctx.run_later(delay, |act, ctx| act.pass(ctx));
@@ -261,7 +252,7 @@ impl Actor for LostResultMonitor {
 impl Supervised for LostResultMonitor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         // the runs it watches are in the database; the next pass reads them again
-        self.failures = 0;
+        self.pace = Pace::default();
         self.client = Rc::new(ExecutorClient::default());
     }
 }

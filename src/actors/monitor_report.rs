@@ -11,7 +11,7 @@ use actix::prelude::*;
 use chrono::{Days, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use super::monitor::{backoff, next_pass, MonitorSettings};
+use super::monitor::{MonitorSettings, Pace};
 use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
 use crate::model::LogReport;
@@ -143,7 +143,7 @@ pub struct LogReportActor {
     store: ActorStore,
     settings: MonitorSettings,
     last_retention: Option<Instant>,
-    failures: u32,
+    pace: Pace,
     life: ActorLife,
 }
 
@@ -154,7 +154,7 @@ impl LogReportActor {
             store,
             settings,
             last_retention: None,
-            failures: 0,
+            pace: Pace::default(),
             life: ActorLife::detached("log-report"),
         }
     }
@@ -189,22 +189,16 @@ impl LogReportActor {
             .map(|result, act, ctx| {
                 let delay = match result {
                     Ok(report) => {
-                        act.failures = 0;
                         if report.retention_ran {
                             act.last_retention = Some(Instant::now());
                         }
-                        next_pass(act.settings.report_interval)
+                        act.pace.worked(act.settings.report_interval)
                     }
                     Err(e) if act.life.stop_on_panic(&e, ctx) => return,
                     Err(e) => {
-                        act.failures += 1;
-                        let delay = backoff(act.settings.report_interval, act.failures);
-                        log::log!(
-                            act.store.failure_level(log::Level::Error),
-                            "log report pass failed ({} in a row), retrying in {delay:?}: {e}",
-                            act.failures
-                        );
-                        delay
+                        let level = act.store.failure_level(log::Level::Error);
+                        act.pace
+                            .failed(act.settings.report_interval, "log report", level, &e)
                     }
                 };
                 ctx.run_later(delay, |act, ctx| act.pass(ctx));
@@ -238,7 +232,7 @@ impl Actor for LogReportActor {
 impl Supervised for LogReportActor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         // the counts are re-read from the database; retention runs again at the first pass
-        self.failures = 0;
+        self.pace = Pace::default();
         self.last_retention = None;
     }
 }
