@@ -39,6 +39,22 @@ pub(crate) fn job(group: i32, desc: &str) -> JobInfo {
     j
 }
 
+/// Inserts one running job per fire time in `next_times` (named `j0`, `j1`, …); their ids.
+async fn running_jobs(
+    s: &Store,
+    group: i32,
+    next_times: impl IntoIterator<Item = i64>,
+) -> Vec<i32> {
+    let mut ids = vec![];
+    for (i, next) in next_times.into_iter().enumerate() {
+        let mut j = job(group, &format!("j{i}"));
+        j.trigger_status = TRIGGER_STATUS_RUNNING;
+        j.trigger_next_time = next;
+        ids.push(s.insert_job(&j).await.unwrap());
+    }
+    ids
+}
+
 pub(crate) fn accepted(address: &str) -> TriggerOutcome {
     TriggerOutcome {
         trigger_code: 200,
@@ -1061,14 +1077,8 @@ backends!(db: users_sessions_and_tokens, |db| {
 backends!(db: an_admin_reads_its_share_of_the_jobs_and_the_strays, |db| {
     let s = &db.store;
     let g = new_group(s, "share").await;
-    let mut ids = vec![];
-    for i in 0..6 {
-        let mut j = job(g, &format!("j{i}"));
-        j.trigger_status = TRIGGER_STATUS_RUNNING;
-        // the first is long overdue: a stray every admin reads
-        j.trigger_next_time = if i == 0 { 1_000 } else { 8_000 };
-        ids.push(s.insert_job(&j).await.unwrap());
-    }
+    // the first is long overdue: a stray every admin reads
+    let ids = running_jobs(s, g, [1_000, 8_000, 8_000, 8_000, 8_000, 8_000]).await;
     let mut tx = s.begin_schedule().await.unwrap();
     let mut seen = std::collections::HashMap::<i32, usize>::new();
     for index in 0..3 {
@@ -1094,14 +1104,8 @@ backends!(db: an_admin_reads_its_share_of_the_jobs_and_the_strays, |db| {
 backends!(db: shared_passes_skip_each_others_rows_and_wait_for_none, |db| {
     let s = &db.store;
     let g = new_group(s, "shared").await;
-    let mut ids = vec![];
-    for i in 0..4 {
-        let mut j = job(g, &format!("j{i}"));
-        j.trigger_status = TRIGGER_STATUS_RUNNING;
-        // all long overdue: strays that every share reads
-        j.trigger_next_time = 1_000;
-        ids.push(s.insert_job(&j).await.unwrap());
-    }
+    // all long overdue: strays that every share reads
+    let ids = running_jobs(s, g, [1_000; 4]).await;
     let share = |index| Some((Share { index, of: 2 }, 2_000));
     let mut first = s.begin_shared_schedule().await.unwrap();
     let held = first.due_jobs(10_000, 2, share(0)).await.unwrap();
@@ -1151,13 +1155,7 @@ backends!(db: shared_passes_skip_each_others_rows_and_wait_for_none, |db| {
 backends!(db: schedule_claims_each_fire_time_once, |db| {
     let s = &db.store;
     let g = new_group(s, "due").await;
-    let mut ids = vec![];
-    for (i, next) in [1_000, 3_000, 9_000].iter().enumerate() {
-        let mut j = job(g, &format!("j{i}"));
-        j.trigger_status = TRIGGER_STATUS_RUNNING;
-        j.trigger_next_time = *next;
-        ids.push(s.insert_job(&j).await.unwrap());
-    }
+    let ids = running_jobs(s, g, [1_000, 3_000, 9_000]).await;
     let mut stopped = job(g, "stopped");
     stopped.trigger_next_time = 1_000;
     s.insert_job(&stopped).await.unwrap();
@@ -1288,13 +1286,7 @@ backends!(db: schedule_lock_excludes_a_second_admin, |db| {
 backends!(db: batched_claims_report_each_job, |db| {
     let s = &db.store;
     let g = new_group(s, "many").await;
-    let mut ids = vec![];
-    for i in 0..1_100 {
-        let mut j = job(g, &format!("m{i}"));
-        j.trigger_status = TRIGGER_STATUS_RUNNING;
-        j.trigger_next_time = 1_000;
-        ids.push(s.insert_job(&j).await.unwrap());
-    }
+    let ids = running_jobs(s, g, [1_000; 1_100]).await;
     // every seventh job was moved meanwhile (an edit), so its claim must fail
     for id in ids.iter().step_by(7) {
         s.set_next_fire_time(*id, 1_500).await.unwrap();
