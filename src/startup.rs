@@ -14,7 +14,7 @@ use crate::actors::monitor::MonitorSettings;
 use crate::actors::monitor_fail::FailMonitor;
 use crate::actors::monitor_lost::LostResultMonitor;
 use crate::actors::monitor_report::LogReportActor;
-use crate::actors::node_beat::{LeaveCluster, NodeBeat};
+use crate::actors::node_beat::{LeaveCluster, NodeBeat, StepDown};
 use crate::actors::registry::RegistryActor;
 use crate::actors::result_intake::{ResultIntake, YIELD_TO_CALLS_MAX};
 use crate::actors::ring::{PendingCount, RingActor};
@@ -235,11 +235,12 @@ pub fn start_actors_with(
 }
 
 impl AdminActors {
-    /// Graceful stop: no more pre-reads, then wait (bounded) until the ring has fired what it
+    /// Graceful stop: no more pre-reads, the other admins take this one's share, then wait (bounded) until the ring has fired what it
     /// holds and the dispatches in flight have ended; then leave the cluster, handing back any
     /// fire time still claimed.
     pub async fn drain(&self, limit: Duration) {
         self.schedule.do_send(StopScheduling);
+        let _ = self.node.send(StepDown).await;
         let started = Instant::now();
         let mut announced = false;
         while started.elapsed() < limit {

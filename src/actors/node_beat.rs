@@ -4,7 +4,8 @@
 //! number, so each admin pre-reads and dispatches its own share and the work spreads instead of
 //! going to whichever admin wins the schedule lock first. Shares follow the membership within a
 //! beat when an admin joins or dies; a fire the shares missed meanwhile is read by any admin once
-//! it is late ([`super::schedule`]), and the claim's compare-and-set keeps it at most once.
+//! it is late ([`super::schedule`]), and the claim's compare-and-set keeps it at most once. An
+//! admin stopping gracefully steps down first, so its share moves before it goes.
 //!
 //! Other admins take over the claimed fire times of an admin whose beat is older than
 //! [`NODE_DEAD_AFTER_MS`]. An admin takes over only after beating without a gap for that long
@@ -41,6 +42,13 @@ pub struct Role {
 #[rtype(result = "Role")]
 pub struct ClusterRole;
 
+/// The first step of a graceful stop: take no share of the jobs any more, so the other admins
+/// pre-read this admin's share from their next beat while it dispatches what it has claimed; it
+/// keeps beating, or they would take those claims over as a dead admin's.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct StepDown;
+
 /// A graceful stop: stop beating, hand back the fire times still held, remove this admin's row.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
@@ -58,6 +66,7 @@ pub struct NodeBeat {
     /// run without the database anyway).
     share: Share,
     beating: bool,
+    stepped_down: bool,
     left: bool,
     life: ActorLife,
 }
@@ -73,6 +82,7 @@ impl NodeBeat {
             healthy_since: None,
             share: Share::ALL,
             beating: false,
+            stepped_down: false,
             left: false,
             life: ActorLife::detached("node-beat"),
         }
@@ -137,6 +147,9 @@ impl NodeBeat {
 impl NodeBeat {
     /// Takes this admin's share among the live `members`, saying so when it changes.
     fn follow(&mut self, members: &[String]) {
+        if self.stepped_down {
+            return;
+        }
         let share = Share::among(members, &self.node);
         if share != self.share {
             log::info!(
@@ -182,13 +195,34 @@ impl Handler<ClusterRole> for NodeBeat {
     type Result = MessageResult<ClusterRole>;
 
     fn handle(&mut self, _msg: ClusterRole, _ctx: &mut Self::Context) -> Self::Result {
-        let take_over = !self.left
+        let take_over = !self.stepped_down
+            && !self.left
             && self
                 .healthy_since
                 .is_some_and(|since| now_ms() - since >= NODE_DEAD_AFTER_MS);
         MessageResult(Role {
             take_over,
             share: self.share,
+        })
+    }
+}
+
+impl Handler<StepDown> for NodeBeat {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _msg: StepDown, _ctx: &mut Self::Context) -> Self::Result {
+        self.stepped_down = true;
+        let (store, node) = (self.store.clone(), self.node.clone());
+        Box::pin(async move {
+            let id = node.clone();
+            match store.run(move |s| async move { s.step_down(&id).await }).await {
+                Ok(()) => log::info!(
+                    "admin node {node} stepped down: the other admins take its share of the jobs"
+                ),
+                Err(e) => log::warn!(
+                    "admin node {node} could not step down ({e}); the other admins take its share once it has left"
+                ),
+            }
         })
     }
 }

@@ -111,9 +111,11 @@ impl Store {
         Ok(())
     }
 
-    /// The admins whose last beat is at or after `since`, by id: the cluster's live members.
+    /// The admins whose last beat is at or after `since` and that have not stepped down, by id:
+    /// the members that share the jobs.
     pub async fn live_nodes(&self, since: i64) -> StoreResult<Vec<String>> {
-        let sql = self.sql("SELECT id FROM admin_node WHERE beat_at >= ? ORDER BY id");
+        let sql =
+            self.sql("SELECT id FROM admin_node WHERE beat_at >= ? AND leaving = 0 ORDER BY id");
         on_pool!(self, pool => sqlx::query(&sql)
             .bind(since)
             .fetch_all(pool)
@@ -121,6 +123,14 @@ impl Store {
             .iter()
             .map(|r| Ok(r.text("id")?))
             .collect())
+    }
+
+    /// The first step of a graceful stop: `node` takes no share of the jobs any more (the others
+    /// take it over at their next beat) but stays alive, so the fire times it holds stay its own.
+    pub async fn step_down(&self, node: &str) -> StoreResult<()> {
+        let sql = self.sql("UPDATE admin_node SET leaving = 1 WHERE id = ?");
+        on_pool!(self, pool => sqlx::query(&sql).bind(node).execute(pool).await.map(|_| ())?);
+        Ok(())
     }
 
     /// A graceful stop: the fire times `node` still holds get no owner, so the next pass of

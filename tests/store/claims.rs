@@ -89,3 +89,28 @@ backends!(db: runs_of_a_taken_over_fire_are_closed_or_recorded, |db| {
     assert_eq!(unfired.trigger_msg.as_deref(), Some("not fired: too late"));
     assert!(s.claims_of("me").await.unwrap().is_empty());
 });
+
+backends!(db: an_admin_stepping_down_leaves_the_shares_but_keeps_its_claims, |db| {
+    let s = &db.store;
+    let g = new_group(s, "stepping").await;
+    let j = s.insert_job(&job(g, "j")).await.unwrap();
+    for node in ["a", "b", "c"] {
+        s.beat_node(node, "", 0, 10_000).await.unwrap();
+    }
+    let mut tx = s.begin_schedule().await.unwrap();
+    tx.insert_claims("b", &[(at(j, 12_000), TriggerType::Cron)]).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(s.live_nodes(5_000).await.unwrap(), ["a", "b", "c"]);
+
+    s.step_down("b").await.unwrap();
+    // its later beats keep it out of the shares, yet alive: its claims are nobody's to take
+    s.beat_node("b", "", 0, 11_000).await.unwrap();
+    assert_eq!(s.live_nodes(5_000).await.unwrap(), ["a", "c"]);
+    assert!(!s.has_orphans("a", 6_000).await.unwrap());
+    assert_eq!(s.claims_of("b").await.unwrap(), vec![at(j, 12_000)]);
+    // dying while stepping down is dying: what it held is taken over as usual
+    let mut tx = s.begin_schedule().await.unwrap();
+    let orphans = tx.take_over_claims("a", 20_000, 10).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(orphans.iter().map(|o| o.key).collect::<Vec<_>>(), vec![at(j, 12_000)]);
+});
