@@ -3,8 +3,10 @@
 //!
 //! Batch files are `callback-{epochMs}-{uuid}.json`, each a JSON array of
 //! `{"logId","logDateTime","handleCode","handleMsg"?}` (either time spelling is read back). They are
-//! written to a dot-prefixed temp file and renamed, retried oldest first at start and every 30 s, and
-//! deleted only after an admin answered code 200.
+//! written to a dot-prefixed temp file and renamed, retried oldest first at start, 1 s after a failed
+//! post and then at doubling waits up to 30 s, at once when an admin accepts a post again (a
+//! restarted admin should not wait out XXL-JOB's fixed 30 s for results), and deleted only after
+//! an admin answered code 200.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,7 +32,9 @@ pub struct CallbackTuning {
     pub quiet: Duration,
     /// Send at the latest this long after the first waiting result, even in a steady stream.
     pub max_delay: Duration,
-    /// How often pending batch files are retried (30 s like XXL-JOB).
+    /// Longest wait between two tries of the saved batches while the admins keep failing (30 s,
+    /// XXL-JOB's interval); the first try comes [`FIRST_RETRY`] after a failure, and a post an
+    /// admin accepts sends the saved batches at once.
     pub retry_interval: Duration,
 }
 
@@ -44,6 +48,10 @@ impl Default for CallbackTuning {
         }
     }
 }
+
+/// The wait before saved batches are first tried again after a failed post; it doubles with
+/// each failed try, up to [`CallbackTuning::retry_interval`].
+pub const FIRST_RETRY: Duration = Duration::from_secs(1);
 
 /// A run result to report.
 #[derive(Message)]
@@ -66,6 +74,11 @@ pub struct ResultSender {
     timer: Option<SpawnHandle>,
     in_flight: bool,
     retrying: bool,
+    /// Batch files may be waiting (the first pass at start finds out).
+    saved: bool,
+    /// The wait before the next try of the saved batches, and its timer when one is set.
+    retry_after: Duration,
+    retry_timer: Option<SpawnHandle>,
     flushed: Vec<oneshot::Sender<()>>,
     metrics: ExecutorMetrics,
 }
@@ -90,6 +103,9 @@ impl ResultSender {
             timer: None,
             in_flight: false,
             retrying: false,
+            saved: true,
+            retry_after: FIRST_RETRY,
+            retry_timer: None,
             flushed: Vec::new(),
         }
     }
@@ -162,6 +178,7 @@ impl ResultSender {
             let body = encode_callbacks(&batch, link.protocol);
             let sent = link.post(&client, "callback", &body).await;
             metrics.callback_batch(sent.is_ok());
+            let delivered = sent.is_ok();
             match sent {
                 Ok(admin) => log::info!(
                     "callback batch of {} sent to {admin} (logIds {})",
@@ -185,9 +202,11 @@ impl ResultSender {
                     }
                 }
             }
+            delivered
         };
-        ctx.spawn(fut.into_actor(self).map(|(), act, ctx| {
+        ctx.spawn(fut.into_actor(self).map(|delivered, act, ctx| {
             act.in_flight = false;
+            act.after_post(delivered, ctx);
             if act.buffer.len() >= act.tuning.batch_size || !act.flushed.is_empty() {
                 act.send_now(ctx);
             } else if !act.buffer.is_empty() {
@@ -196,9 +215,38 @@ impl ResultSender {
         }));
     }
 
+    /// An accepted post means an admin answers again: the saved batches go now. A failed one
+    /// saved its batch, to be tried again soon.
+    fn after_post(&mut self, delivered: bool, ctx: &mut Context<Self>) {
+        match delivered {
+            true if self.saved => self.retry_pending(ctx),
+            true => self.retry_after = FIRST_RETRY,
+            false => {
+                self.saved = true;
+                self.retry_soon(ctx);
+            }
+        }
+    }
+
+    /// Tries the saved batches again after the current wait, which then doubles (bounded).
+    fn retry_soon(&mut self, ctx: &mut Context<Self>) {
+        if self.retry_timer.is_some() {
+            return;
+        }
+        let wait = self.retry_after;
+        self.retry_after = (wait * 2).min(self.tuning.retry_interval);
+        self.retry_timer = Some(ctx.run_later(wait, |act, ctx| {
+            act.retry_timer = None;
+            act.retry_pending(ctx);
+        }));
+    }
+
     fn retry_pending(&mut self, ctx: &mut Context<Self>) {
         if self.retrying {
             return;
+        }
+        if let Some(timer) = self.retry_timer.take() {
+            ctx.cancel_future(timer);
         }
         self.retrying = true;
         let link = self.link.clone();
@@ -206,7 +254,15 @@ impl ResultSender {
         let dir = self.dir.clone();
         let metrics = self.metrics.clone();
         let fut = async move { retry_files(&link, &client, &dir, &metrics).await };
-        ctx.spawn(fut.into_actor(self).map(|(), act, _| act.retrying = false));
+        ctx.spawn(fut.into_actor(self).map(|all_sent, act, ctx| {
+            act.retrying = false;
+            if all_sent {
+                act.saved = false;
+                act.retry_after = FIRST_RETRY;
+            } else {
+                act.retry_soon(ctx);
+            }
+        }));
     }
 }
 
@@ -217,9 +273,6 @@ impl Actor for ResultSender {
         // every finished run lands here; none may be refused for capacity
         ctx.set_mailbox_capacity(crate::actors::UNBOUNDED_MAILBOX);
         self.retry_pending(ctx);
-        ctx.run_interval(self.tuning.retry_interval, |act, ctx| {
-            act.retry_pending(ctx)
-        });
     }
 }
 
@@ -230,6 +283,8 @@ impl Supervised for ResultSender {
         self.in_flight = false;
         self.retrying = false;
         self.timer = None;
+        self.retry_timer = None;
+        self.saved = true;
         self.client = None;
     }
 }
@@ -299,12 +354,13 @@ async fn save_batch(dir: &Path, batch: &[HandleCallbackParam]) -> std::io::Resul
 }
 
 /// Sends each saved batch, oldest first; a file is deleted only after an admin accepted it.
+/// Returns whether none is left to send.
 async fn retry_files(
     link: &AdminLink,
     client: &awc::Client,
     dir: &Path,
     metrics: &ExecutorMetrics,
-) {
+) -> bool {
     let mut files = match tokio::fs::read_dir(dir).await {
         Ok(mut rd) => {
             let mut v = Vec::new();
@@ -316,14 +372,17 @@ async fn retry_files(
             }
             v
         }
-        Err(_) => return,
+        // no folder yet: nothing was ever saved
+        Err(_) => return true,
     };
+    let mut all_sent = true;
     files.sort();
     for path in files {
         let bytes = match tokio::fs::read(&path).await {
             Ok(b) => b,
             Err(e) => {
                 log::warn!("cannot read pending callbacks {}: {e}", path.display());
+                all_sent = false;
                 continue;
             }
         };
@@ -367,8 +426,9 @@ async fn retry_files(
                     path.display()
                 );
                 // the admins are unreachable; the next round tries the rest
-                return;
+                return false;
             }
         }
     }
+    all_sent
 }

@@ -1,5 +1,5 @@
 //! Callbacks are never lost and never sent twice: admin answering 500, admin down, files from a
-//! previous run. Uses the default 30 s retry interval, so one scenario waits about 30 s.
+//! previous run; saved batches follow as soon as an admin accepts a post again.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -8,6 +8,7 @@ use crate::executor_support::*;
 
 both_targets!(
     callbacks_survive_admin_errors_and_outage,
+    saved_results_are_retried_within_seconds,
     pending_files_are_delivered_at_start,
 );
 
@@ -63,19 +64,25 @@ async fn callbacks_survive_admin_errors_and_outage(target: Target) {
     .await;
     assert!(saved.is_some(), "batch for a down admin not saved");
 
-    // back: everything arrives within 35 s, once
+    // back: the next result the admin accepts brings the saved ones at once (not after the
+    // 30 s the retries may have backed off to), each once
     admin.set_failing(false);
     admin.restart();
     let back = Instant::now();
+    let fresh = bean(52, "demoJobHandler", "");
+    exec.run_ok(&fresh).await;
+    admin
+        .wait_callback(fresh.log_id, Duration::from_secs(10))
+        .await;
     let all: Vec<i64> = failed.iter().chain(&down).map(|p| p.log_id).collect();
-    let delivered = poll_for(Duration::from_secs(35), || {
+    let delivered = poll_for(Duration::from_secs(5), || {
         let counts = accepted_counts(&admin);
         all.iter().all(|id| counts.contains_key(id)).then_some(())
     })
     .await;
     assert!(
         delivered.is_some(),
-        "not delivered within 35 s: {:?}",
+        "saved results not delivered within 5 s of an accepted post: {:?}",
         accepted_counts(&admin)
     );
     eprintln!(
@@ -92,6 +99,34 @@ async fn callbacks_survive_admin_errors_and_outage(target: Target) {
     for id in &all {
         assert_eq!(counts[id], 1, "log {id} accepted more than once");
     }
+}
+
+async fn saved_results_are_retried_within_seconds(target: Target) {
+    let admin = FakeAdmin::start();
+    let exec = Exec::start(target, &admin, Opts::default()).await;
+    admin.set_failing(true);
+    let refused = bean(60, "demoJobHandler", "");
+    exec.run_ok(&refused).await;
+    let saved = poll_for(Duration::from_secs(10), || {
+        (!callback_files(&exec).is_empty()).then_some(())
+    })
+    .await;
+    assert!(saved.is_some(), "refused batch not saved");
+    // no new result comes to carry it: the retry after a failure is seconds away, not 30 s
+    admin.set_failing(false);
+    let fixed = Instant::now();
+    admin
+        .wait_callback(refused.log_id, Duration::from_secs(10))
+        .await;
+    eprintln!(
+        "{target:?}: saved result delivered {:?} after the admin answered again",
+        fixed.elapsed()
+    );
+    let gone = poll_for(Duration::from_secs(5), || {
+        callback_files(&exec).is_empty().then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "delivered file not deleted");
 }
 
 async fn pending_files_are_delivered_at_start(target: Target) {
