@@ -161,13 +161,24 @@ impl ExecutorClient {
 
     /// Hands a trigger to the executor; the answer means "queued", not "done".
     pub async fn run(&self, address: &str, creds: &Credentials, param: &TriggerParam) -> AnyReturn {
+        self.try_run(address, creds, param)
+            .await
+            .unwrap_or_else(failure)
+    }
+
+    /// [`run`](Self::run), telling apart a call that got no XXL-JOB answer at all (refused,
+    /// reset, timed out, another body): `Err` with the reason.
+    pub async fn try_run(
+        &self,
+        address: &str,
+        creds: &Credentials,
+        param: &TriggerParam,
+    ) -> Result<AnyReturn, String> {
         let path = match creds.protocol {
             AdminProtocol::V2 => "run",
             AdminProtocol::V35 => "trigger",
         };
-        self.call(address, path, creds, Some(param))
-            .await
-            .unwrap_or_else(failure)
+        self.call(address, path, creds, Some(param)).await
     }
 
     /// Opens connections to `address` until `want` are idle for the calls about to come; the
@@ -245,7 +256,8 @@ fn excerpt(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).chars().take(200).collect()
 }
 
-fn failure(e: String) -> AnyReturn {
+/// A call without an answer, as XXL-JOB's failed envelope carrying the reason.
+pub fn failure(e: String) -> AnyReturn {
     ReturnT::with_code(FAIL_CODE, e)
 }
 

@@ -14,7 +14,13 @@
 //!
 //! FAILOVER and BUSYOVER need the network, so [`Router::route`] only says which probe to run
 //! and [`probe_in_order`] runs it with a caller-supplied HTTP call.
+//!
+//! Unlike XXL-JOB, the other strategies leave out for [`UNREACHABLE_FOR_MS`] an executor whose
+//! last call got no answer (the caller says so: [`Router::no_answer`]): a crashed executor stays
+//! registered until its registration expires (90 s), and XXL-JOB's ROUND sends it its share of
+//! the triggers all that time, each one failing. While every address is left out, all are used.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::future::Future;
@@ -42,6 +48,10 @@ const ROUND_START_BOUND: u32 = 100;
 
 /// Virtual nodes per address on the consistent-hash ring.
 const VIRTUAL_NODE_NUM: u32 = 100;
+
+/// How long an executor that did not answer a call is left out of the strategies that do not
+/// probe; then it is tried again (short enough that a restarted executor is soon used again).
+pub const UNREACHABLE_FOR_MS: i64 = 10_000;
 
 /// A network check that FAILOVER and BUSYOVER run on each address in turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,6 +123,8 @@ pub struct Router<R = StdRng> {
     lfu: Expiring<BTreeMap<String, u32>>,
     /// LEAST_RECENTLY_USED: addresses, least recently used first.
     lru: Expiring<Vec<String>>,
+    /// Executors whose last call got no answer, and until when they are left out.
+    unreachable: HashMap<String, i64>,
 }
 
 impl Router<StdRng> {
@@ -136,13 +148,44 @@ impl<R: Rng> Router<R> {
             round: Expiring::default(),
             lfu: Expiring::default(),
             lru: Expiring::default(),
+            unreachable: HashMap::new(),
+        }
+    }
+
+    /// Notes that a call to `address` got no answer at `now_ms` (refused, reset, timed out, not
+    /// XXL-JOB's envelope): the strategies that do not probe leave it out for
+    /// [`UNREACHABLE_FOR_MS`]. Returns whether it was in use until now.
+    pub fn no_answer(&mut self, address: &str, now_ms: i64) -> bool {
+        let until = now_ms.saturating_add(UNREACHABLE_FOR_MS);
+        let before = self.unreachable.insert(address.to_string(), until);
+        before.is_none_or(|until| until <= now_ms)
+    }
+
+    /// Notes that `address` answered a call: it is used again at once.
+    pub fn answered(&mut self, address: &str) {
+        if !self.unreachable.is_empty() {
+            self.unreachable.remove(address);
+        }
+    }
+
+    /// `addresses` without those left out at `now_ms`; all of them when none would be left.
+    fn reachable<'a>(&mut self, addresses: &'a [String], now_ms: i64) -> Cow<'a, [String]> {
+        if self.unreachable.is_empty() {
+            return Cow::Borrowed(addresses);
+        }
+        self.unreachable.retain(|_, until| *until > now_ms);
+        let left_out = |a: &String| self.unreachable.contains_key(a);
+        match addresses.iter().filter(|a| left_out(a)).count() {
+            0 => Cow::Borrowed(addresses),
+            n if n == addresses.len() => Cow::Borrowed(addresses),
+            _ => Cow::Owned(addresses.iter().filter(|a| !left_out(a)).cloned().collect()),
         }
     }
 
     /// Decides the executor for one trigger of `job_id`, as far as that needs no network.
     ///
     /// `addresses` in the caller's order (FIRST and LAST pick its ends); `now_ms` (epoch ms)
-    /// drives the 24 h reset.
+    /// drives the 24 h reset and the end of an executor's time left out.
     pub fn route(
         &mut self,
         strategy: RouteStrategy,
@@ -150,6 +193,12 @@ impl<R: Rng> Router<R> {
         addresses: &[String],
         now_ms: i64,
     ) -> RouteDecision {
+        let addresses = match strategy {
+            // the probes find out for themselves, every trigger
+            RouteStrategy::Failover | RouteStrategy::Busyover => Cow::Borrowed(addresses),
+            _ => self.reachable(addresses, now_ms),
+        };
+        let addresses = &*addresses;
         let (Some(first), Some(last)) = (addresses.first(), addresses.last()) else {
             return RouteDecision::NoAddress;
         };
@@ -781,5 +830,77 @@ mod tests {
             .await
             .expect_err("no address");
         assert_eq!(err, ADDRESS_EMPTY_MSG);
+    }
+
+    #[test]
+    fn an_executor_without_answer_is_left_out_for_a_while() {
+        let mut router = seeded(7);
+        let addresses = three();
+        assert!(router.no_answer(B, T0), "newly left out");
+        assert!(!router.no_answer(B, T0 + 1), "already left out");
+        let during: Vec<String> = (0..30)
+            .map(|i| pick(&mut router, RouteStrategy::Round, 1, &addresses, T0 + i))
+            .collect();
+        assert!(!during.iter().any(|a| a == B), "{during:?}");
+        assert!(during.iter().any(|a| a == A) && during.iter().any(|a| a == C));
+        for strategy in [
+            RouteStrategy::Random,
+            RouteStrategy::LeastFrequentlyUsed,
+            RouteStrategy::LeastRecentlyUsed,
+            RouteStrategy::ConsistentHash,
+        ] {
+            for job in 0..20 {
+                let picked = pick(&mut router, strategy, job, &addresses, T0 + 5);
+                assert_ne!(picked, B, "{strategy:?}");
+            }
+        }
+        // the probes are not spared: they find out for themselves
+        assert_eq!(
+            router.route(RouteStrategy::Failover, 1, &addresses, T0 + 5),
+            RouteDecision::Probe(ProbeKind::Beat, three())
+        );
+        // tried again once the time is up
+        let after: Vec<String> = (0..6)
+            .map(|i| {
+                pick(
+                    &mut router,
+                    RouteStrategy::Round,
+                    1,
+                    &addresses,
+                    T0 + UNREACHABLE_FOR_MS + i,
+                )
+            })
+            .collect();
+        assert!(after.iter().any(|a| a == B), "{after:?}");
+        assert!(
+            router.no_answer(B, T0 + UNREACHABLE_FOR_MS),
+            "left out anew"
+        );
+    }
+
+    #[test]
+    fn an_answer_brings_an_executor_back_and_none_left_means_all() {
+        let mut router = seeded(1);
+        let addresses = three();
+        router.no_answer(A, T0);
+        assert_eq!(
+            pick(&mut router, RouteStrategy::First, 1, &addresses, T0),
+            B
+        );
+        assert_eq!(pick(&mut router, RouteStrategy::Last, 1, &addresses, T0), C);
+        router.answered(A);
+        assert_eq!(
+            pick(&mut router, RouteStrategy::First, 1, &addresses, T0),
+            A
+        );
+        // every executor silent: the list as it is, rather than no trigger at all
+        for a in [A, B, C] {
+            router.no_answer(a, T0);
+        }
+        assert_eq!(
+            pick(&mut router, RouteStrategy::First, 1, &addresses, T0),
+            A
+        );
+        assert_eq!(pick(&mut router, RouteStrategy::Last, 1, &addresses, T0), C);
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 
 use super::db_retry::until_written;
 use crate::clock::now_ms;
-use crate::executor_client::{Credentials, ExecutorClient};
+use crate::executor_client::{failure, Credentials, ExecutorClient};
 use crate::metrics::AdminMetrics;
 use crate::model::{
     executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration,
@@ -24,7 +24,7 @@ use crate::model::{
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{
     probe_in_order, shard_address, ProbeKind, RouteDecision, Router, ADDRESS_EMPTY_MSG,
-    ROUTE_FAIL_MSG,
+    ROUTE_FAIL_MSG, UNREACHABLE_FOR_MS,
 };
 use crate::store::{ActorStore, ClaimKey, Store};
 
@@ -577,7 +577,9 @@ async fn process(
                 app_name: app_name.clone(),
                 protocol: p.targets.protocol_of(&address),
             };
-            let answer = client.run(&address, &creds, &param).await;
+            let answer = client.try_run(&address, &creds, &param).await;
+            note_answer(router, &address, job.id, &answer);
+            let answer = answer.unwrap_or_else(failure);
             let msg = format!(
                 "Trigger Job：<br>address：{address}<br>code：{}<br>msg：{}",
                 answer.code,
@@ -618,6 +620,28 @@ async fn process(
         );
     }
     (code, outcome)
+}
+
+/// Tells the router whether `address` answered `job_id`'s trigger, so that the strategies that
+/// do not probe leave an executor that did not answer out for a while (one line when it starts).
+fn note_answer<T>(
+    router: &RefCell<Router>,
+    address: &str,
+    job_id: i32,
+    answer: &Result<T, String>,
+) {
+    let mut router = router.borrow_mut();
+    match answer {
+        Ok(_) => router.answered(address),
+        Err(why) => {
+            if router.no_answer(address, now_ms()) {
+                log::warn!(
+                    "executor {address} did not answer job {job_id}'s trigger ({why}); routing leaves it out for {} s",
+                    UNREACHABLE_FOR_MS / 1_000
+                );
+            }
+        }
+    }
 }
 
 /// The HTML summary XXL-JOB stores in `trigger_msg`, in English.

@@ -3,7 +3,8 @@
 //! - One of two executors is SIGKILLed while it runs 10 script jobs: FAILOVER and BUSYOVER jobs
 //!   firing every second go to the other one from the next second on, the 10 runs are failed by
 //!   the lost-result monitor (a 3 s timeout here), and the killed executor, started again on
-//!   its port, is used again without any run or result appearing twice.
+//!   its port, is used again without any run or result appearing twice. A ROUND job sends A
+//!   one trigger that fails, then none until routing tries A again ([`UNREACHABLE_FOR_MS`]).
 //! - An executor whose admin is down saves a finished run's result; the executor is SIGKILLed,
 //!   the admin and then the executor are started again: the result reaches the database.
 
@@ -18,6 +19,7 @@ use jobwheel::actors::trigger::DEAD_AFTER_MS;
 use jobwheel::clock::now_ms;
 use jobwheel::executor_client::DEFAULT_TIMEOUT;
 use jobwheel::model::{GlueType, JobLog, RouteStrategy, ScheduleType, TRIGGER_STATUS_RUNNING};
+use jobwheel::routing::UNREACHABLE_FOR_MS;
 use jobwheel::store::{Backend, Store};
 
 use crate::cluster::{free_port, start_admin, wait_healthy, TOKEN};
@@ -201,6 +203,16 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
             .await;
         probing.push((route, id));
     }
+    let round = app
+        .db_job(group, |j| {
+            j.job_desc = "ROUND every second".into();
+            j.executor_route_strategy = RouteStrategy::Round;
+            j.schedule_type = ScheduleType::Cron;
+            j.schedule_conf = "* * * * * ?".into();
+            j.trigger_status = TRIGGER_STATUS_RUNNING;
+            j.trigger_next_time = first_fire;
+        })
+        .await;
     let on = |l: &JobLog, executor: &ExecutorProcess| {
         l.executor_address.as_deref() == Some(executor.address.as_str())
     };
@@ -228,6 +240,19 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
             logs
         }
     };
+    for executor in [&a, &b] {
+        app.wait_until(
+            "ROUND runs done on A and on B",
+            Duration::from_secs(10),
+            || async move {
+                app.logs_of(round)
+                    .await
+                    .iter()
+                    .any(|l| l.handle_code == 200 && on(l, executor))
+            },
+        )
+        .await;
+    }
     for log in long_logs(s.clone()).await {
         assert_eq!(log.trigger_code, 200, "{log:?}");
         assert_eq!(log.executor_address.as_deref(), Some(a.address.as_str()));
@@ -311,8 +336,42 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
         .unwrap();
     assert!(live.iter().any(|r| r.registry_value == a.address));
 
-    // A again, on its port and log folder: used again, and nothing is run or reported twice
+    // ROUND sent A one trigger, which failed, and then left A out (tried again every
+    // UNREACHABLE_FOR_MS): the other fires all reached B
+    app.wait_until(
+        "6 ROUND fires after the kill",
+        Duration::from_secs(15),
+        || async move {
+            let logs = app.logs_of(round).await;
+            logs.iter()
+                .filter(|l| after_kill(l) && l.trigger_code != 0)
+                .count()
+                >= 6
+        },
+    )
+    .await;
     let restarted_at = now_ms();
+    let round_runs: Vec<JobLog> = app
+        .logs_of(round)
+        .await
+        .into_iter()
+        .filter(|l| after_kill(l) && l.schedule_time < restarted_at - 1_000)
+        .collect();
+    let failed = round_runs.iter().filter(|l| l.trigger_code != 200).count();
+    let tries = 1 + ((restarted_at - killed_at) / UNREACHABLE_FOR_MS) as usize;
+    assert!(
+        (1..=tries).contains(&failed),
+        "ROUND: {failed} trigger(s) failed in the {} ms A was down (expected 1 to {tries}): {round_runs:?}",
+        restarted_at - killed_at
+    );
+    let on_b = round_runs
+        .iter()
+        .filter(|l| l.trigger_code == 200)
+        .collect::<Vec<_>>();
+    assert!(on_b.len() >= 4, "ROUND: {round_runs:?}");
+    assert!(on_b.iter().all(|l| on(l, &b)), "ROUND: {round_runs:?}");
+
+    // A again, on its port and log folder: used again, and nothing is run or reported twice
     let a = ExecutorProcess::start(&app.base, "faults", ports[0], &log_a);
     wait_registered(&s, "faults", &[&a.address], restarted_at).await;
     for &(route, id) in &probing {
@@ -331,7 +390,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
         )
         .await;
     }
-    for &(route, id) in &probing {
+    for &(route, id) in probing.iter().chain([&(RouteStrategy::Round, round)]) {
         let mut per_second: HashMap<i64, usize> = HashMap::new();
         for log in app.logs_of(id).await {
             *per_second.entry(log.schedule_time).or_default() += 1;
