@@ -27,6 +27,10 @@ pub struct MonitorSettings {
     pub report_interval: Duration,
     /// A run without a result for this long, on an executor that is gone, is marked failed.
     pub lost_result_timeout: Duration,
+    /// The lost-result monitor's first pass waits this long after the admin starts: after an
+    /// outage of every admin, executors deliver the results they saved meanwhile (jobwheel's
+    /// within 30 s, XXL-JOB's every 30 s) before their runs are judged lost.
+    pub lost_first_pass_after: Duration,
     /// Days of logs to keep; 0 keeps them forever.
     pub log_retention_days: u32,
     /// Rows deleted per statement by the retention.
@@ -49,6 +53,7 @@ impl MonitorSettings {
             lost_interval: Duration::from_secs(60),
             report_interval: Duration::from_secs(60),
             lost_result_timeout: settings.lost_result_timeout,
+            lost_first_pass_after: Duration::from_secs(60),
             log_retention_days: settings.log_retention_days,
             retention_batch: 1_000,
             retention_every: Duration::from_secs(24 * 3_600),

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
@@ -173,6 +173,8 @@ pub struct LostResultMonitor {
     client: Rc<ExecutorClient>,
     interval: Duration,
     timeout: Duration,
+    /// No pass before this: results executors saved while no admin answered come first.
+    first_pass_at: Instant,
     pace: Pace,
     life: ActorLife,
 }
@@ -186,6 +188,7 @@ impl LostResultMonitor {
             client: Rc::new(ExecutorClient::default()),
             interval: settings.lost_interval,
             timeout: settings.lost_result_timeout,
+            first_pass_at: Instant::now() + settings.lost_first_pass_after,
             pace: Pace::default(),
             life: ActorLife::detached("lost-monitor"),
         }
@@ -235,12 +238,14 @@ impl Actor for LostResultMonitor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        let first = self.first_pass_at.saturating_duration_since(Instant::now());
         log::info!(
-            "lost-result monitor started (every {:?}, results lost after {:?})",
+            "lost-result monitor started (every {:?}, results lost after {:?}, first pass in {:?})",
             self.interval,
-            self.timeout
+            self.timeout,
+            first
         );
-        let wait = self.life.started();
+        let wait = self.life.started().max(first);
         ctx.run_later(wait, |act, ctx| act.pass(ctx));
     }
 

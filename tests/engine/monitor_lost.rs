@@ -133,6 +133,66 @@ async fn lost_results_are_marked_failed(backend: Backend) {
 
 backends!(run: lost_results_are_marked_failed);
 
+/// After every admin was down, executors deliver the results they saved meanwhile: the first
+/// pass waits for them (`lost_first_pass_after`), so a run that ended is not judged lost first.
+#[actix_web::test]
+async fn results_saved_while_no_admin_answered_come_before_the_first_pass() {
+    let Some(db) = TestDb::create(Backend::Sqlite).await else {
+        return;
+    };
+    let s = db.store.clone();
+    let g = new_group(&s, "mon-grace").await;
+    let job_id = s.insert_job(&job(g, "grace", "h")).await.unwrap();
+    // both runs ended on an executor that is idle now; one result was saved there
+    let idle_executor = FakeExecutor::start("", "", probe(false));
+    let old = now_ms() - 60_000;
+    let delivered = accepted_log(&s, g, job_id, old, &idle_executor.address).await;
+    let unreported = accepted_log(&s, g, job_id, old, &idle_executor.address).await;
+
+    let grace = Duration::from_secs(3);
+    let started = now_ms();
+    let admin = TestApp::builder(Backend::Sqlite)
+        .on(db)
+        .monitors(move |m| {
+            fast(m);
+            m.lost_result_timeout = Duration::from_secs(1);
+            m.lost_first_pass_after = grace;
+        })
+        .start()
+        .await
+        .expect("admin");
+    // the executor's saved result, a second after the admin came back
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let result = serde_json::json!([{"logId": delivered, "logDateTim": old + 5_000, "handleCode": 200, "handleMsg": "done"}]);
+    assert_eq!(admin.post("/api/callback", result).await["code"], 200);
+
+    let log = expect_within(
+        "the run without a result lost",
+        Duration::from_secs(10),
+        || {
+            let s = s.clone();
+            async move {
+                let log = s.get_log(unreported).await.unwrap().unwrap();
+                (log.handle_code != 0).then_some(log)
+            }
+        },
+    )
+    .await;
+    assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
+    assert!(
+        log.handle_time >= started + grace.as_millis() as i64,
+        "judged {} ms after the admin started, before the first pass was due",
+        log.handle_time - started
+    );
+    let log = s.get_log(delivered).await.unwrap().unwrap();
+    assert_eq!(
+        (log.handle_code, log.handle_msg.as_deref()),
+        (200, Some("done")),
+        "the delivered result was kept"
+    );
+    admin.finish().await;
+}
+
 /// Every monitor's pass is stuck in the database (SQLite held locked) when the admin's actix
 /// system goes away: the passes' database work runs in tasks of their own, so the stop drops it
 /// inside its runtime and the process lives on (a pooled connection dropped on a stopping

@@ -15,11 +15,12 @@ use serde_json::Value;
 
 use crate::kit::{expect_within, Behaviour, TestApp};
 
-/// Short monitor periods: fail and lost-result passes every 200 ms, the report only at start
-/// (tests call its pass directly).
+/// Short monitor periods: fail and lost-result passes every 200 ms from the start, the report
+/// only at start (tests call its pass directly).
 pub fn fast(m: &mut MonitorSettings) {
     m.fail_interval = Duration::from_millis(200);
     m.lost_interval = Duration::from_millis(200);
+    m.lost_first_pass_after = Duration::ZERO;
     m.report_interval = Duration::from_secs(3_600);
     m.webhook_timeout = Duration::from_secs(3);
 }
