@@ -10,7 +10,7 @@ use crate::kit::db::manual_log;
 use crate::kit::{expect_within, FakeExecutor, TestApp, TestDb};
 use jobwheel::actors::monitor_lost::LOST_MSG;
 use jobwheel::clock::now_ms;
-use jobwheel::model::{alarm_status, TriggerOutcome};
+use jobwheel::model::{alarm_status, JobLog, TriggerOutcome};
 use jobwheel::store::{Backend, Store};
 
 async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &str) -> i64 {
@@ -31,6 +31,18 @@ async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &st
         .await
         .unwrap();
     id
+}
+
+/// Waits (10 s at most) until run `id` has a result, and returns its row.
+async fn result_of(s: &Store, id: i64, what: &str) -> JobLog {
+    expect_within(what, Duration::from_secs(10), || {
+        let s = s.clone();
+        async move {
+            let log = s.get_log(id).await.unwrap().unwrap();
+            (log.handle_code != 0).then_some(log)
+        }
+    })
+    .await
 }
 
 async fn lost_results_are_marked_failed(backend: Backend) {
@@ -68,14 +80,7 @@ async fn lost_results_are_marked_failed(backend: Backend) {
         .start()
         .await
         .expect("admin");
-    let log = expect_within("the lost result", Duration::from_secs(10), || {
-        let s = s.clone();
-        async move {
-            let log = s.get_log(gone).await.unwrap().unwrap();
-            (log.handle_code != 0).then_some(log)
-        }
-    })
-    .await;
+    let log = result_of(&s, gone, "the lost result").await;
     assert_eq!(log.handle_code, 500);
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
     assert!(log.handle_time >= now);
@@ -88,41 +93,17 @@ async fn lost_results_are_marked_failed(backend: Backend) {
         }
     })
     .await;
-    let log = expect_within(
+    let log = result_of(
+        &s,
+        registered_gone,
         "the run on the registered executor that is gone",
-        Duration::from_secs(10),
-        || {
-            let s = s.clone();
-            async move {
-                let log = s.get_log(registered_gone).await.unwrap().unwrap();
-                (log.handle_code != 0).then_some(log)
-            }
-        },
     )
     .await;
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
-    let log = expect_within(
-        "the run on the idle executor",
-        Duration::from_secs(10),
-        || {
-            let s = s.clone();
-            async move {
-                let log = s.get_log(idle).await.unwrap().unwrap();
-                (log.handle_code != 0).then_some(log)
-            }
-        },
-    )
-    .await;
+    let log = result_of(&s, idle, "the run on the idle executor").await;
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
     // the young run turns lost once the timeout has passed
-    let log = expect_within("the young run to be lost", Duration::from_secs(10), || {
-        let s = s.clone();
-        async move {
-            let log = s.get_log(young).await.unwrap().unwrap();
-            (log.handle_code != 0).then_some(log)
-        }
-    })
-    .await;
+    let log = result_of(&s, young, "the young run to be lost").await;
     assert!(log.handle_time >= now + 3_000, "marked too early: {log:?}");
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
     // runs their executor, registered or not, still runs are never marked
@@ -166,18 +147,7 @@ async fn results_saved_while_no_admin_answered_come_before_the_first_pass() {
     let result = serde_json::json!([{"logId": delivered, "logDateTim": old + 5_000, "handleCode": 200, "handleMsg": "done"}]);
     assert_eq!(admin.post("/api/callback", result).await["code"], 200);
 
-    let log = expect_within(
-        "the run without a result lost",
-        Duration::from_secs(10),
-        || {
-            let s = s.clone();
-            async move {
-                let log = s.get_log(unreported).await.unwrap().unwrap();
-                (log.handle_code != 0).then_some(log)
-            }
-        },
-    )
-    .await;
+    let log = result_of(&s, unreported, "the run without a result lost").await;
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
     assert!(
         log.handle_time >= started + grace.as_millis() as i64,

@@ -23,6 +23,15 @@ fn callback_files(exec: &Exec) -> Vec<std::path::PathBuf> {
         .unwrap_or_default()
 }
 
+/// Waits (5 s at most) until every saved batch is gone, delivered.
+async fn expect_files_deleted(exec: &Exec) {
+    let gone = poll_for(Duration::from_secs(5), || {
+        callback_files(exec).is_empty().then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "delivered files not deleted");
+}
+
 fn accepted_counts(admin: &FakeAdmin) -> HashMap<i64, usize> {
     let mut counts = HashMap::new();
     for c in admin.accepted_callbacks() {
@@ -89,11 +98,7 @@ async fn callbacks_survive_admin_errors_and_outage(target: Target) {
         "{target:?}: delivered {:?} after the admin came back",
         back.elapsed()
     );
-    let files_gone = poll_for(Duration::from_secs(5), || {
-        callback_files(&exec).is_empty().then_some(())
-    })
-    .await;
-    assert!(files_gone.is_some(), "delivered files not deleted");
+    expect_files_deleted(&exec).await;
     actix_rt::time::sleep(Duration::from_millis(500)).await;
     let counts = accepted_counts(&admin);
     for id in &all {
@@ -122,11 +127,7 @@ async fn saved_results_are_retried_within_seconds(target: Target) {
         "{target:?}: saved result delivered {:?} after the admin answered again",
         fixed.elapsed()
     );
-    let gone = poll_for(Duration::from_secs(5), || {
-        callback_files(&exec).is_empty().then_some(())
-    })
-    .await;
-    assert!(gone.is_some(), "delivered file not deleted");
+    expect_files_deleted(&exec).await;
 }
 
 async fn pending_files_are_delivered_at_start(target: Target) {
@@ -151,11 +152,7 @@ async fn pending_files_are_delivered_at_start(target: Target) {
     assert_eq!(first.log_date_time, old);
     let second = admin.wait_callback(7002, Duration::from_secs(10)).await;
     assert_eq!(second.handle_msg.as_deref(), Some("from a previous run"));
-    let gone = poll_for(Duration::from_secs(5), || {
-        callback_files(&exec).is_empty().then_some(())
-    })
-    .await;
-    assert!(gone.is_some(), "delivered file not deleted");
+    expect_files_deleted(&exec).await;
     // the v2 admin gets the array with logDateTim
     let req = admin.requests("/api/callback").remove(0);
     assert!(
