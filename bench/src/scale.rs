@@ -145,7 +145,7 @@ async fn measure(db: &BenchDb, defined: usize, opts: &Options) -> Result<SizeRes
             take_over: false,
             share: jobwheel::store::Share::ALL,
         };
-        let pass = pre_read(&db.store, tz, BATCH, now_ms(), node)
+        let pass = pre_read(&db.store, tz, BATCH, now_ms(), node, &mut Vec::new())
             .await
             .map_err(|e| format!("pre-read pass failed: {e}"))?;
         let took = t.elapsed().as_secs_f64() * 1_000.0;

@@ -16,7 +16,7 @@
 //! skipping rows another pass holds, so N admins never queue behind one lock.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -110,6 +110,9 @@ pub struct ScheduleActor {
     batch: i64,
     failures: u32,
     stopped: bool,
+    /// Claims of passes whose commit failed yet may have been written (see [`pre_read`]),
+    /// shared with the pass in flight, which hands them back.
+    unanswered: Arc<Mutex<Vec<ClaimKey>>>,
     life: ActorLife,
     metrics: Arc<AdminMetrics>,
 }
@@ -136,6 +139,7 @@ impl ScheduleActor {
             batch: batch.max(1),
             failures: 0,
             stopped: false,
+            unanswered: Arc::default(),
             life: ActorLife::detached("schedule"),
         }
     }
@@ -159,6 +163,7 @@ impl ScheduleActor {
         let tz = self.default_tz;
         let batch = self.batch;
         let (node, beat) = (self.node.clone(), self.beat.clone());
+        let unanswered = self.unanswered.clone();
         let life = self.life.clone();
         life.working();
         // one pass at a time: the actor handles nothing else until it ends
@@ -180,7 +185,10 @@ impl ScheduleActor {
                             take_over: role.take_over,
                             share: role.share,
                         };
-                        pre_read(&store, tz, batch, now_ms(), node).await
+                        let mut keys = std::mem::take(&mut *lock(&unanswered));
+                        let pass = pre_read(&store, tz, batch, now_ms(), node, &mut keys).await;
+                        lock(&unanswered).extend(keys);
+                        pass
                     })
                     .await;
                 (pass, started.elapsed())
@@ -281,14 +289,27 @@ impl Handler<StopScheduling> for ScheduleActor {
 }
 
 /// One pass: lock, take over dead admins' fire times, read due jobs, decide and claim fire
-/// times (written as `node`'s claims), commit.
+/// times (written as `node`'s claims), commit. When the commit fails, the claims it may have
+/// written anyway (its answer lost on the way) are added to `unanswered`.
 pub async fn pre_read(
     store: &Store,
     default_tz: Tz,
     batch: i64,
     now: i64,
     node: Node<'_>,
+    unanswered: &mut Vec<ClaimKey>,
 ) -> Result<PassResult, StoreError> {
+    // an earlier commit failed, perhaps after writing: what it claimed is in no ring, and a
+    // live owner's claims are nobody else's to take, so they are handed back to be taken over
+    if !unanswered.is_empty() {
+        let held = store.hand_back_own_claims(node.id, unanswered).await?;
+        log::warn!(
+            "admin node {}: a pass's commit went unanswered; {held} of its {} fire time(s) were written after all and are handed back to be taken over",
+            node.id,
+            unanswered.len()
+        );
+        unanswered.clear();
+    }
     // The lock is needed only to read every job (a lone admin) or to take over what a dead
     // admin left (two admins must not adopt the same fire); a pass over its own share locks
     // just the rows it reads, so the admins' passes run side by side.
@@ -337,9 +358,12 @@ pub async fn pre_read(
         .map(|f| (f.claim(), f.trigger_type))
         .collect();
     tx.insert_claims(node.id, &claims).await?;
-    tx.commit().await?;
-    log_misfires(&jobs, now);
     fires.extend(new_fires);
+    if let Err(e) = tx.commit().await {
+        unanswered.extend(fires.iter().map(Fire::claim));
+        return Err(e);
+    }
+    log_misfires(&jobs, now);
     Ok(PassResult {
         fires,
         read: jobs.len(),
@@ -375,6 +399,11 @@ fn log_misfires(jobs: &[DueJob], now: i64) {
         late.len() - once_now,
         first.join(", ")
     );
+}
+
+/// The claims behind `m`, even if a pass panicked while holding them (a plain list stays whole).
+fn lock(m: &Mutex<Vec<ClaimKey>>) -> MutexGuard<'_, Vec<ClaimKey>> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Milliseconds from `now` to [`PASS_AT_MS`] into the next second.

@@ -147,30 +147,56 @@ impl Store {
 
     /// Forgets claimed fire times whose outcome is written (or that will never fire).
     pub async fn release_claims(&self, keys: &[ClaimKey]) -> StoreResult<()> {
-        self.on_claims("DELETE FROM fire_claim", keys).await
+        self.on_claims("DELETE FROM fire_claim", keys, None)
+            .await
+            .map(drop)
     }
 
     /// Gives up claimed fire times this admin could not dispatch (their trigger failed, the
     /// database being down): with no owner, the next pass of any live admin takes them over
     /// under the misfire rules.
     pub async fn hand_back_claims(&self, keys: &[ClaimKey]) -> StoreResult<()> {
-        self.on_claims("UPDATE fire_claim SET owner = ''", keys)
+        self.on_claims("UPDATE fire_claim SET owner = ''", keys, None)
+            .await
+            .map(drop)
+    }
+
+    /// Gives up those of `keys` that `owner` holds (others' claims of the same fire times stay
+    /// theirs): for claims a pass may have committed without learning it did (the commit's
+    /// answer lost), which no live admin would otherwise dispatch or take over. Returns how
+    /// many it held.
+    pub async fn hand_back_own_claims(&self, owner: &str, keys: &[ClaimKey]) -> StoreResult<u64> {
+        self.on_claims("UPDATE fire_claim SET owner = ''", keys, Some(owner))
             .await
     }
 
-    /// Runs `action` on the claims of `keys`, a statement per fire time and chunk of jobs.
-    async fn on_claims(&self, action: &str, keys: &[ClaimKey]) -> StoreResult<()> {
+    /// Runs `action` on the claims of `keys` (those `owner` holds, if given), a statement per
+    /// fire time and chunk of jobs; returns how many rows it changed.
+    async fn on_claims(
+        &self,
+        action: &str,
+        keys: &[ClaimKey],
+        owner: Option<&str>,
+    ) -> StoreResult<u64> {
+        let mut changed = 0;
         for (fire_time, jobs) in by_fire_time(keys) {
-            let sql = self.sql(at_fire_time(action, jobs.len()));
-            on_pool!(self, pool => {
+            let sql = at_fire_time(action, jobs.len());
+            let sql = match owner {
+                Some(_) => self.sql(format!("{sql} AND owner = ?")),
+                None => self.sql(sql),
+            };
+            changed += on_pool!(self, pool => {
                 let mut q = sqlx::query(&sql).persistent(false).bind(fire_time);
                 for job in jobs {
                     q = q.bind(job);
                 }
-                q.execute(pool).await.map(|_| ())?
+                if let Some(owner) = owner {
+                    q = q.bind(owner);
+                }
+                q.execute(pool).await?.rows_affected()
             });
         }
-        Ok(())
+        Ok(changed)
     }
 
     /// Fire times `owner` holds (`""`: handed back), oldest first.

@@ -1,7 +1,10 @@
 //! Claimed fire times and the admins that hold them, on every backend.
 
-use jobwheel::model::{MisfireStrategy, TriggerType};
-use jobwheel::store::ClaimKey;
+use chrono_tz::Tz;
+use jobwheel::actors::schedule::{pre_read, Node};
+use jobwheel::clock::now_ms;
+use jobwheel::model::{MisfireStrategy, TriggerType, TRIGGER_STATUS_RUNNING};
+use jobwheel::store::{ClaimKey, Share};
 
 use crate::kit::db::cron_log;
 use crate::store::{accepted, job, new_group};
@@ -113,4 +116,46 @@ backends!(db: an_admin_stepping_down_leaves_the_shares_but_keeps_its_claims, |db
     let orphans = tx.take_over_claims("a", 20_000, 10).await.unwrap();
     tx.commit().await.unwrap();
     assert_eq!(orphans.iter().map(|o| o.key).collect::<Vec<_>>(), vec![at(j, 12_000)]);
+});
+
+backends!(db: claims_of_a_commit_that_went_unanswered_are_handed_back_and_taken_over, |db| {
+    let s = &db.store;
+    let g = new_group(s, "unanswered").await;
+    let now = now_ms();
+    let mut every_second = job(g, "every second");
+    every_second.schedule_conf = "* * * * * ?".into();
+    every_second.trigger_status = TRIGGER_STATUS_RUNNING;
+    every_second.trigger_next_time = (now / 1_000 + 1) * 1_000;
+    s.insert_job(&every_second).await.unwrap();
+    let elsewhere = s.insert_job(&job(g, "b's")).await.unwrap();
+    for node in ["a", "b"] {
+        s.beat_node(node, "", 0, now).await.unwrap();
+    }
+    let node = |id, take_over| Node { id, take_over, share: Share::ALL };
+
+    // a's pass commits its claims, and (say) the answer to its commit is lost on the way
+    let pass = pre_read(s, Tz::UTC, 100, now, node("a", false), &mut Vec::new()).await.unwrap();
+    let mut written: Vec<ClaimKey> = pass.fires.iter().map(|f| f.claim()).collect();
+    written.sort_unstable_by_key(|k| k.fire_time);
+    assert!(written.len() >= 4, "{written:?}");
+    // b holds a claim of a fire time listed with them: it stays b's
+    let b_claim = at(elsewhere, written[0].fire_time);
+    let mut tx = s.begin_schedule().await.unwrap();
+    tx.insert_claims("b", &[(b_claim, TriggerType::Cron)]).await.unwrap();
+    tx.commit().await.unwrap();
+    let mut unanswered = written.clone();
+    unanswered.push(b_claim);
+
+    // a's next pass hands back what it holds of them first
+    pre_read(s, Tz::UTC, 100, now, node("a", false), &mut unanswered).await.unwrap();
+    assert!(unanswered.is_empty(), "handed back once: {unanswered:?}");
+    assert!(s.claims_of("a").await.unwrap().is_empty());
+    assert_eq!(s.claims_of("").await.unwrap(), written);
+    assert_eq!(s.claims_of("b").await.unwrap(), vec![b_claim]);
+    // and a live admin's next pass takes them over, to fire them once
+    let taken = pre_read(s, Tz::UTC, 100, now, node("b", true), &mut Vec::new()).await.unwrap();
+    let mut fired: Vec<ClaimKey> = taken.fires.iter().map(|f| f.claim()).collect();
+    fired.sort_unstable_by_key(|k| k.fire_time);
+    assert_eq!((taken.taken_over, fired), (written.len(), written.clone()));
+    assert!(s.claims_of("").await.unwrap().is_empty());
 });
