@@ -176,8 +176,7 @@ impl<R: Rng> Router<R> {
         self.unreachable.retain(|_, until| *until > now_ms);
         let left_out = |a: &String| self.unreachable.contains_key(a);
         match addresses.iter().filter(|a| left_out(a)).count() {
-            0 => Cow::Borrowed(addresses),
-            n if n == addresses.len() => Cow::Borrowed(addresses),
+            n if n == 0 || n == addresses.len() => Cow::Borrowed(addresses),
             _ => Cow::Owned(addresses.iter().filter(|a| !left_out(a)).cloned().collect()),
         }
     }

@@ -177,8 +177,8 @@ impl ResultSender {
         let fut = async move {
             let body = encode_callbacks(&batch, link.protocol);
             let sent = link.post(&client, "callback", &body).await;
-            metrics.callback_batch(sent.is_ok());
             let delivered = sent.is_ok();
+            metrics.callback_batch(delivered);
             match sent {
                 Ok(admin) => log::info!(
                     "callback batch of {} sent to {admin} (logIds {})",

@@ -130,6 +130,22 @@ async fn wait_registered(store: &Store, app: &str, addresses: &[&str], since: i6
     .await;
 }
 
+/// Whether `log` ran on `executor`.
+fn ran_on(log: &JobLog, executor: &ExecutorProcess) -> bool {
+    log.executor_address.as_deref() == Some(executor.address.as_str())
+}
+
+/// Waits (10 s at most) until a run of `job` succeeded on `executor`.
+async fn expect_done_on(app: &TestApp, job: i32, executor: &ExecutorProcess, what: &str) {
+    app.wait_until(what, Duration::from_secs(10), || async move {
+        app.logs_of(job)
+            .await
+            .iter()
+            .any(|l| l.handle_code == 200 && ran_on(l, executor))
+    })
+    .await;
+}
+
 /// Whether a run has a result.
 fn finished(log: &JobLog) -> bool {
     log.handle_code != 0
@@ -213,22 +229,8 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
             j.trigger_next_time = first_fire;
         })
         .await;
-    let on = |l: &JobLog, executor: &ExecutorProcess| {
-        l.executor_address.as_deref() == Some(executor.address.as_str())
-    };
     for &(route, id) in &probing {
-        let a = &a;
-        app.wait_until(
-            &format!("a {route} run done on A"),
-            Duration::from_secs(10),
-            || async move {
-                app.logs_of(id)
-                    .await
-                    .iter()
-                    .any(|l| l.handle_code == 200 && on(l, a))
-            },
-        )
-        .await;
+        expect_done_on(app, id, &a, &format!("a {route} run done on A")).await;
     }
     let long_logs = |s: Store| {
         let runs = long_runs.clone();
@@ -240,19 +242,8 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
             logs
         }
     };
-    for executor in [&a, &b] {
-        app.wait_until(
-            "ROUND runs done on A and on B",
-            Duration::from_secs(10),
-            || async move {
-                app.logs_of(round)
-                    .await
-                    .iter()
-                    .any(|l| l.handle_code == 200 && on(l, executor))
-            },
-        )
-        .await;
-    }
+    expect_done_on(app, round, &a, "a ROUND run done on A").await;
+    expect_done_on(app, round, &b, "a ROUND run done on B").await;
     for log in long_logs(s.clone()).await {
         assert_eq!(log.trigger_code, 200, "{log:?}");
         assert_eq!(log.executor_address.as_deref(), Some(a.address.as_str()));
@@ -293,7 +284,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
         for log in logs.iter().filter(|l| finished(l)) {
             assert_eq!(log.trigger_code, 200, "{route}: {log:?}");
             assert_eq!(log.handle_code, 200, "{route}: {log:?}");
-            assert!(on(log, &b), "{route}: {log:?}");
+            assert!(ran_on(log, &b), "{route}: {log:?}");
             // A was still registered, was probed, and failed at once
             let msg = log.trigger_msg.as_deref().unwrap_or_default();
             assert!(
@@ -369,7 +360,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
         .filter(|l| l.trigger_code == 200)
         .collect::<Vec<_>>();
     assert!(on_b.len() >= 4, "ROUND: {round_runs:?}");
-    assert!(on_b.iter().all(|l| on(l, &b)), "ROUND: {round_runs:?}");
+    assert!(on_b.iter().all(|l| ran_on(l, &b)), "ROUND: {round_runs:?}");
 
     // A again, on its port and log folder: used again, and nothing is run or reported twice
     let a = ExecutorProcess::start(&app.base, "faults", ports[0], &log_a);
@@ -383,7 +374,9 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
                 app.logs_of(id)
                     .await
                     .iter()
-                    .filter(|l| l.schedule_time > restarted_at && l.handle_code == 200 && on(l, a))
+                    .filter(|l| {
+                        l.schedule_time > restarted_at && l.handle_code == 200 && ran_on(l, a)
+                    })
                     .count()
                     >= 2
             },
