@@ -433,7 +433,8 @@ pub struct JobLog {
     pub alarm_status: i32,
 }
 
-/// What a trigger writes into its log row once the executor answered.
+/// What a trigger writes into its log row once the executor answered (what was sent is in the
+/// row from its insert: [`NewLog`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TriggerOutcome {
     /// 200 accepted, 500 failed.
@@ -442,14 +443,6 @@ pub struct TriggerOutcome {
     pub trigger_msg: String,
     /// Executor address used.
     pub executor_address: Option<String>,
-    /// Handler name sent.
-    pub executor_handler: String,
-    /// Parameter sent.
-    pub executor_param: String,
-    /// `"i/n"` for broadcast shards.
-    pub executor_sharding_param: Option<String>,
-    /// Retries left.
-    pub executor_fail_retry_count: i32,
 }
 
 /// What the pre-read needs of a due job to plan its fire times: the scheduling columns only,
@@ -509,6 +502,9 @@ pub struct NewLog {
     pub executor_sharding_param: Option<String>,
     /// Retries left.
     pub executor_fail_retry_count: i32,
+    /// The trigger message as far as it is known before the call (the executor's answer is
+    /// appended with the outcome): stored with the row, the outcome hardly grows it.
+    pub trigger_msg: Option<String>,
 }
 
 #[cfg(test)]
@@ -525,6 +521,7 @@ impl NewLog {
             executor_param: None,
             executor_sharding_param: None,
             executor_fail_retry_count: 0,
+            trigger_msg: None,
         }
     }
 }

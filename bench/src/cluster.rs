@@ -160,6 +160,20 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     }
     println!("{}", table(&outcomes, opts, &server).render());
     println!("{}", ratios(&outcomes, &server).render());
+    // a whole second of late fires is 1/duration of them: the p99 is made of the worst seconds
+    for o in &outcomes {
+        let seconds: Vec<String> = o
+            .lateness
+            .per_second_p99
+            .iter()
+            .map(|p99| format!("{p99:.0}"))
+            .collect();
+        println!(
+            "{}: p99 of each second in ms: {}",
+            o.config.label(&server),
+            seconds.join(" ")
+        );
+    }
     if let Some(o) = outcomes.iter().find(|o| o.lateness.all.is_empty()) {
         return Err(format!(
             "{} fired nothing: the scenario could not run",

@@ -119,10 +119,18 @@ pub struct PreparedTrigger {
     group: Option<Arc<JobGroup>>,
     targets: Arc<Targets>,
     param: String,
-    fail_retry_count: i32,
     trigger_time: i64,
-    /// (shard index, shard total, log id), one per log row.
-    shards: Vec<(i32, i32, i64)>,
+    /// One per log row.
+    shards: Vec<Shard>,
+}
+
+/// One log row of a prepared trigger: a broadcast has one per executor, any other trigger one.
+struct Shard {
+    index: i32,
+    total: i32,
+    log_id: i64,
+    /// The trigger message up to the call's answer, stored with the row when it is inserted.
+    message_head: String,
 }
 
 impl PreparedTrigger {
@@ -170,8 +178,8 @@ pub fn expected_calls<'a>(
             continue;
         }
         if p.job.executor_route_strategy == RouteStrategy::ShardingBroadcast {
-            for &(index, _, _) in &p.shards {
-                if let Some(a) = shard_address(addresses, index) {
+            for shard in &p.shards {
+                if let Some(a) = shard_address(addresses, shard.index) {
                     *share.entry(a).or_default() += 1.0;
                 }
             }
@@ -213,10 +221,13 @@ fn skipped(error: String) -> Prepared {
 pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool) -> Vec<Prepared> {
     let count = triggers.len();
     let claims: Vec<ClaimKey> = triggers.iter().filter_map(Trigger::claim).collect();
-    let result = env
-        .store
-        .run(move |store| async move { prepare_in_db(&store, triggers, ahead).await })
-        .await;
+    let admin_address = env.admin_address.clone();
+    let result =
+        env.store
+            .run(move |store| async move {
+                prepare_in_db(&store, triggers, ahead, &admin_address).await
+            })
+            .await;
     match result {
         Ok(prepared) => prepared,
         Err(e) => {
@@ -240,6 +251,7 @@ async fn prepare_in_db(
     store: &Store,
     triggers: Vec<Trigger>,
     ahead: bool,
+    admin_address: &str,
 ) -> Result<Vec<Prepared>, crate::store::StoreError> {
     let mut job_ids: Vec<i32> = triggers.iter().map(|t| t.job_id).collect();
     job_ids.sort_unstable();
@@ -321,19 +333,29 @@ async fn prepare_in_db(
             now
         };
         let shard = msg.sharding_param.as_deref().and_then(parse_shard);
-        let shards: Vec<(i32, i32, i64)> = if job.executor_route_strategy
+        let indexes: Vec<(i32, i32)> = if job.executor_route_strategy
             == RouteStrategy::ShardingBroadcast
             && !targets.addresses.is_empty()
             && shard.is_none()
         {
             let total = targets.addresses.len() as i32;
-            (0..total).map(|i| (i, total, 0)).collect()
+            (0..total).map(|i| (i, total)).collect()
         } else {
-            let (i, n) = shard.unwrap_or((0, 1));
-            vec![(i, n, 0)]
+            vec![shard.unwrap_or((0, 1))]
         };
         let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;
-        for &(index, total, _) in &shards {
+        let mut shards = Vec::with_capacity(indexes.len());
+        for (index, total) in indexes {
+            let head = MessageHead {
+                job: &job,
+                trigger_type: msg.trigger_type,
+                admin_address,
+                targets: &targets,
+                index,
+                total,
+                fail_retry_count,
+            };
+            let message_head = head.to_string();
             new_logs.push(NewLog {
                 job_group: job.job_group,
                 job_id: job.id,
@@ -344,6 +366,13 @@ async fn prepare_in_db(
                 executor_param: Some(param.clone()),
                 executor_sharding_param: broadcast.then(|| format!("{index}/{total}")),
                 executor_fail_retry_count: fail_retry_count,
+                trigger_msg: Some(message_head.clone()),
+            });
+            shards.push(Shard {
+                index,
+                total,
+                log_id: 0,
+                message_head,
             });
         }
         out.push(Prepared::Ready(Box::new(PreparedTrigger {
@@ -352,7 +381,6 @@ async fn prepare_in_db(
             group,
             targets,
             param,
-            fail_retry_count,
             trigger_time,
             shards,
         })));
@@ -363,7 +391,7 @@ async fn prepare_in_db(
     for p in &mut out {
         if let Prepared::Ready(p) = p {
             for shard in &mut p.shards {
-                shard.2 = ids.next().unwrap_or_default();
+                shard.log_id = ids.next().unwrap_or_default();
             }
         }
     }
@@ -380,17 +408,18 @@ pub async fn fire_prepared(
 ) -> (TriggerReport, Vec<(i64, TriggerOutcome)>) {
     let mut report = TriggerReport::default();
     let mut outcomes = Vec::with_capacity(p.shards.len());
-    for &(index, total, log_id) in &p.shards {
+    for shard in &p.shards {
+        let log_id = shard.log_id;
         let one = ProcessTrigger {
             job: &p.job,
             group: p.group.as_deref(),
             targets: &p.targets,
             trigger: &p.trigger,
             param: &p.param,
-            fail_retry_count: p.fail_retry_count,
-            index,
-            total,
+            index: shard.index,
+            total: shard.total,
             trigger_time: p.trigger_time,
+            message_head: &shard.message_head,
         };
         // Boxed: a fire's task lives on after its call, until its outcome is written, and a
         // task keeps the size of its largest state; inline, the call's state (HTTP client,
@@ -489,10 +518,10 @@ struct ProcessTrigger<'a> {
     targets: &'a Targets,
     trigger: &'a Trigger,
     param: &'a str,
-    fail_retry_count: i32,
     index: i32,
     total: i32,
     trigger_time: i64,
+    message_head: &'a str,
 }
 
 /// One shard: address, `run`, and the outcome to record on its log row.
@@ -597,12 +626,8 @@ async fn process(
 
     let outcome = TriggerOutcome {
         trigger_code: code,
-        trigger_msg: trigger_message(&p, env, &route_msg, &run_msg),
+        trigger_msg: trigger_message(p.message_head, &route_msg, &run_msg),
         executor_address: used.clone(),
-        executor_handler: job.executor_handler.clone(),
-        executor_param: p.param.to_string(),
-        executor_sharding_param: broadcast.then(|| format!("{}/{}", p.index, p.total)),
-        executor_fail_retry_count: p.fail_retry_count,
     };
     if code == SUCCESS_CODE {
         log::debug!(
@@ -644,31 +669,46 @@ fn note_answer<T>(
     }
 }
 
-/// The HTML summary XXL-JOB stores in `trigger_msg`, in English.
-fn trigger_message(
-    p: &ProcessTrigger<'_>,
-    env: &TriggerEnv,
-    route_msg: &str,
-    run_msg: &str,
-) -> String {
-    let job = p.job;
-    let mut route = job.executor_route_strategy.as_str().to_string();
-    if job.executor_route_strategy == RouteStrategy::ShardingBroadcast {
-        route.push_str(&format!("({}/{})", p.index, p.total));
+/// The start of the HTML summary XXL-JOB stores in `trigger_msg` (in English): what is known of
+/// a trigger before its executor is called.
+struct MessageHead<'a> {
+    job: &'a JobInfo,
+    trigger_type: TriggerType,
+    admin_address: &'a str,
+    targets: &'a Targets,
+    index: i32,
+    total: i32,
+    fail_retry_count: i32,
+}
+
+impl std::fmt::Display for MessageHead<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let job = self.job;
+        let mut route = job.executor_route_strategy.as_str().to_string();
+        if job.executor_route_strategy == RouteStrategy::ShardingBroadcast {
+            route.push_str(&format!("({}/{})", self.index, self.total));
+        }
+        write!(
+            f,
+            "Trigger type：{}<br>Admin address：{}<br>Executor registry type：{}<br>Executor addresses：[{}]<br>\
+             Route strategy：{}<br>Block strategy：{}<br>Timeout：{}<br>Fail retry count：{}<br><br>\
+             <span style=\"color:#00c0ef;\" > >>>>>>>>>>>Trigger Job<<<<<<<<<<< </span><br>",
+            self.trigger_type.title(),
+            self.admin_address,
+            self.targets.registry_type,
+            self.targets.addresses.join(", "),
+            route,
+            job.executor_block_strategy.as_str(),
+            job.executor_timeout,
+            self.fail_retry_count,
+        )
     }
-    let mut msg = format!(
-        "Trigger type：{}<br>Admin address：{}<br>Executor registry type：{}<br>Executor addresses：{}<br>\
-         Route strategy：{}<br>Block strategy：{}<br>Timeout：{}<br>Fail retry count：{}<br><br>\
-         <span style=\"color:#00c0ef;\" > >>>>>>>>>>>Trigger Job<<<<<<<<<<< </span><br>",
-        p.trigger.trigger_type.title(),
-        env.admin_address,
-        p.targets.registry_type,
-        if p.targets.addresses.is_empty() { "[]".to_string() } else { format!("[{}]", p.targets.addresses.join(", ")) },
-        route,
-        job.executor_block_strategy.as_str(),
-        job.executor_timeout,
-        p.fail_retry_count,
-    );
+}
+
+/// The whole summary: its head, then the route's probes (if any), then the call's answer.
+fn trigger_message(head: &str, route_msg: &str, run_msg: &str) -> String {
+    let mut msg = String::with_capacity(head.len() + route_msg.len() + run_msg.len() + 8);
+    msg.push_str(head);
     if !route_msg.is_empty() {
         msg.push_str(route_msg);
         msg.push_str("<br><br>");
@@ -704,10 +744,14 @@ mod tests {
                 registry_type: "Automatic registration",
             }),
             param: String::new(),
-            fail_retry_count: 0,
             trigger_time: 0,
             shards: (0..shards)
-                .map(|i| (i as i32, shards as i32, i as i64))
+                .map(|i| Shard {
+                    index: i as i32,
+                    total: shards as i32,
+                    log_id: i as i64,
+                    message_head: String::new(),
+                })
                 .collect(),
         }
     }

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use super::logs::{ids_from_rows, LogResultRow};
 use super::rows::RowExt;
-use super::{placeholders, retry_on_deadlock, Backend, Db, Store, StoreResult};
+use super::{placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{alarm_status, NewLog, TriggerOutcome};
 
 /// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
@@ -33,8 +33,8 @@ const SKIPPED_ROW_PAUSES: [std::time::Duration; 6] = {
 
 const INSERT_HEAD: &str = "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, \
     trigger_time, executor_handler, executor_param, executor_sharding_param, executor_fail_retry_count, \
-    trigger_code, handle_code, handle_time, alarm_status) VALUES ";
-const INSERT_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0)";
+    trigger_msg, trigger_code, handle_code, handle_time, alarm_status) VALUES ";
+const INSERT_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0)";
 
 /// `(?, ?, ...), (?, ?, ...)`: `rows` copies of `row`.
 fn repeated(row: &str, rows: usize) -> String {
@@ -61,7 +61,8 @@ macro_rules! bind_new_logs {
                 .bind(&l.executor_handler)
                 .bind(&l.executor_param)
                 .bind(&l.executor_sharding_param)
-                .bind(l.executor_fail_retry_count);
+                .bind(l.executor_fail_retry_count)
+                .bind(&l.trigger_msg);
         }
         q
     }};
@@ -75,11 +76,7 @@ macro_rules! bind_outcomes {
                 .bind(id)
                 .bind(o.trigger_code)
                 .bind(&o.trigger_msg)
-                .bind(&o.executor_address)
-                .bind(&o.executor_handler)
-                .bind(&o.executor_param)
-                .bind(&o.executor_sharding_param)
-                .bind(o.executor_fail_retry_count);
+                .bind(&o.executor_address);
         }
         q
     }};
@@ -168,7 +165,7 @@ impl Store {
 
     /// Writes one chunk of outcomes; returns how many log rows it updated.
     async fn set_outcome_chunk(&self, chunk: &[&(i64, TriggerOutcome)]) -> StoreResult<u64> {
-        const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?)";
+        const ROW: &str = "(?, ?, ?, ?)";
         let done = match &self.db {
             Db::Sqlite(pool) => {
                 let sql = outcome_update_from_values(&repeated(ROW, chunk.len()));
@@ -186,18 +183,15 @@ impl Store {
             }
             Db::MySql(pool) => {
                 // MySQL has no UPDATE ... FROM; a join on a derived table does the same
-                let first =
-                    "SELECT ? AS id, ? AS c, ? AS m, ? AS a, ? AS h, ? AS p, ? AS s, ? AS r";
-                let rest = " UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?";
+                let first = "SELECT ? AS id, ? AS c, ? AS m, ? AS a";
+                let rest = " UNION ALL SELECT ?, ?, ?, ?";
                 let mut derived = String::from(first);
                 for _ in 1..chunk.len() {
                     derived.push_str(rest);
                 }
                 let sql = format!(
                     "UPDATE job_log l JOIN ({derived}) v ON l.id = v.id SET l.trigger_code = v.c, \
-                     l.trigger_msg = v.m, l.executor_address = v.a, l.executor_handler = v.h, \
-                     l.executor_param = v.p, l.executor_sharding_param = v.s, \
-                     l.executor_fail_retry_count = v.r"
+                     l.trigger_msg = v.m, l.executor_address = v.a"
                 );
                 // rows matched, not only changed: sqlx connects with CLIENT_FOUND_ROWS
                 bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
@@ -268,7 +262,7 @@ impl Store {
                 q
             }};
         }
-        let returning = self.sql(complete_returning_sql(set, ids.len(), self.backend()));
+        let returning = self.sql(complete_returning_sql(set, ids.len()));
         match &self.db {
             Db::Sqlite(pool) => ids_from_rows(
                 &bind_set!(sqlx::query(&returning).persistent(false))
@@ -311,7 +305,7 @@ impl Store {
                     tokio::time::sleep(pause).await;
                 }
                 // still locked after every pause: wait for the lock like any other statement
-                let waiting = self.sql(complete_returning_sql(set, left.len(), Backend::Postgres));
+                let waiting = self.sql(complete_returning_sql(set, left.len()));
                 stored.extend(ids_from_rows(
                     &bind_set!(sqlx::query(&waiting).persistent(false), &left)
                         .fetch_all(pool)
@@ -357,14 +351,9 @@ impl Store {
 }
 
 /// The SQLite/PostgreSQL statement that sets a result on the open logs among `n` ids.
-///
-/// SQLite's planner, without statistics, takes `handle_code = 0` on the open-logs index for a
-/// selective lookup and walks every open log (each failed trigger stays open for good) instead
-/// of looking up the `n` ids; the unary `+` keeps that term off the index.
-fn complete_returning_sql(set: &str, n: usize, backend: Backend) -> String {
-    let unindexed = if backend == Backend::Sqlite { "+" } else { "" };
+fn complete_returning_sql(set: &str, n: usize) -> String {
     format!(
-        "{set} WHERE {unindexed}handle_code = 0 AND id IN ({}) RETURNING CAST(id AS BIGINT) AS id",
+        "{set} WHERE handle_code = 0 AND id IN ({}) RETURNING CAST(id AS BIGINT) AS id",
         placeholders(n)
     )
 }
@@ -382,10 +371,9 @@ fn complete_skipping_locked_sql(set: &str, n: usize) -> String {
 /// The SQLite/PostgreSQL many-row outcome update: `UPDATE ... FROM` a VALUES list.
 fn outcome_update_from_values(values: &str) -> String {
     format!(
-        "WITH v (id, c, m, a, h, p, s, r) AS (VALUES {values}) \
-         UPDATE job_log SET trigger_code = v.c, trigger_msg = v.m, executor_address = v.a, \
-         executor_handler = v.h, executor_param = v.p, executor_sharding_param = v.s, \
-         executor_fail_retry_count = v.r FROM v WHERE job_log.id = v.id"
+        "WITH v (id, c, m, a) AS (VALUES {values}) \
+         UPDATE job_log SET trigger_code = v.c, trigger_msg = v.m, executor_address = v.a \
+         FROM v WHERE job_log.id = v.id"
     )
 }
 
@@ -417,18 +405,25 @@ mod tests {
     #[tokio::test]
     async fn sqlite_stores_results_by_key_not_by_walking_open_logs() {
         let set = "UPDATE job_log SET handle_code = ?, handle_msg = ?";
-        let plan = sqlite_plan(&complete_returning_sql(set, 500, Backend::Sqlite), 502).await;
+        let plan = sqlite_plan(&complete_returning_sql(set, 500), 502).await;
         assert!(
             plan.contains("SEARCH job_log USING INTEGER PRIMARY KEY"),
             "{plan}"
         );
-        assert!(!plan.contains("ix_job_log_open"), "{plan}");
+        assert!(!plan.contains("ix_job_log_alarm"), "{plan}");
+    }
+
+    #[tokio::test]
+    async fn sqlite_finds_lost_result_candidates_through_the_alarm_index() {
+        let plan = sqlite_plan(super::super::logs::LOST_CANDIDATES, 3).await;
+        assert!(plan.contains("ix_job_log_alarm"), "{plan}");
+        assert!(!plan.contains("SCAN job_log"), "{plan}");
     }
 
     #[tokio::test]
     async fn sqlite_stores_outcomes_by_key() {
-        let sql = outcome_update_from_values(&repeated("(?, ?, ?, ?, ?, ?, ?, ?)", 500));
-        let plan = sqlite_plan(&sql, 4_000).await;
+        let sql = outcome_update_from_values(&repeated("(?, ?, ?, ?)", 500));
+        let plan = sqlite_plan(&sql, 2_000).await;
         assert!(
             plan.contains("SEARCH job_log USING INTEGER PRIMARY KEY"),
             "{plan}"

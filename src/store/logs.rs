@@ -16,7 +16,7 @@ pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_
 /// bound-parameter limit.
 const RESULT_LOGS_CHUNK: usize = 1_000;
 
-/// How long the fail monitor waits for a trigger's outcome (trigger code, retry count) when the
+/// How long the fail monitor waits for a trigger's outcome (trigger code and message) when the
 /// run's result was stored first.
 pub const TRIGGER_OUTCOME_GRACE_MS: i64 = 60_000;
 
@@ -174,6 +174,11 @@ pub(super) fn ids_from_rows(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
     rows.iter().map(|r| Ok(r.long("id")?)).collect()
 }
 
+/// The lost-result monitor's candidates (see [`Store::find_lost_log_ids`]).
+pub(super) const LOST_CANDIDATES: &str =
+    "SELECT id FROM job_log WHERE alarm_status = 0 AND handle_code = 0 \
+     AND trigger_code = 200 AND trigger_time <= ? AND id > ? ORDER BY id LIMIT ?";
+
 impl Store {
     /// Inserts a log row before the executor is called and returns its id (the `logId`).
     pub async fn insert_log(&self, log: &NewLog) -> StoreResult<i64> {
@@ -275,8 +280,8 @@ impl Store {
     /// retry survives a restart and is claimed (and fired) once, by one admin.
     ///
     /// A result that arrived before the trigger's own outcome was written (a run that failed
-    /// within milliseconds) waits for that outcome, which carries the retry count, for at most
-    /// [`TRIGGER_OUTCOME_GRACE_MS`].
+    /// within milliseconds) waits for that outcome, which rewrites the trigger message a retry
+    /// note is appended to, for at most [`TRIGGER_OUTCOME_GRACE_MS`].
     pub async fn find_failed_log_ids_due(&self, now: i64, limit: i64) -> StoreResult<Vec<i64>> {
         // `? * retry_interval_secs` with a 64-bit parameter keeps PostgreSQL from int4 overflow
         let sql = self.sql(
@@ -323,6 +328,8 @@ impl Store {
 
     /// Ids above `after_id` of accepted runs with no result, triggered at or before `before`,
     /// in id order: the candidates of the lost-result monitor, which asks their executors.
+    /// An open run's `alarm_status` is 0, so the scan walks the alarm index, which holds few
+    /// rows at 0, rather than an index of its own that every trigger outcome would update.
     ///
     /// Unlike XXL-JOB's query, a registration does not exclude a run: a killed executor stays
     /// registered until its beat is 90 s old, and one restarted at once registers again
@@ -333,10 +340,7 @@ impl Store {
         after_id: i64,
         limit: i64,
     ) -> StoreResult<Vec<i64>> {
-        let sql = self.sql(
-            "SELECT id FROM job_log WHERE handle_code = 0 AND trigger_code = 200 AND trigger_time <= ? \
-             AND id > ? ORDER BY id LIMIT ?",
-        );
+        let sql = self.sql(LOST_CANDIDATES);
         on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(before).bind(after_id).bind(limit).fetch_all(pool).await?))
     }
 

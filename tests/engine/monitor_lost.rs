@@ -22,10 +22,6 @@ async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &st
                 trigger_code: 200,
                 trigger_msg: "accepted".into(),
                 executor_address: Some(address.to_string()),
-                executor_handler: "h".into(),
-                executor_param: String::new(),
-                executor_sharding_param: None,
-                executor_fail_retry_count: 0,
             },
         )
         .await

@@ -53,10 +53,6 @@ async fn log_at(store: &Store, g: i32, j: i32, at: i64, trigger: i32, handle: i3
             trigger_code: trigger,
             trigger_msg: "t".into(),
             executor_address: Some("http://e/".into()),
-            executor_handler: "h".into(),
-            executor_param: String::new(),
-            executor_sharding_param: None,
-            executor_fail_retry_count: 0,
         };
         store.set_trigger_outcome(id, &outcome).await.unwrap();
     }

@@ -51,6 +51,7 @@ pub fn manual_log(job_group: i32, job_id: i32, at: i64) -> NewLog {
         executor_param: None,
         executor_sharding_param: None,
         executor_fail_retry_count: 0,
+        trigger_msg: None,
     }
 }
 
