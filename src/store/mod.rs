@@ -172,6 +172,9 @@ pub struct Store {
     pub(crate) db: Db,
     /// Whether the database answers, shared by every clone and [`Store::own_connection`].
     availability: std::sync::Arc<Availability>,
+    /// Pre-read commits still to report an error after committing (test builds only).
+    #[cfg(feature = "fault-hooks")]
+    lost_commit_answers: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// Most connections of an SQLite pool (see [`Store::connect`]).
@@ -256,6 +259,8 @@ impl Store {
         Ok(Store {
             db,
             availability: Default::default(),
+            #[cfg(feature = "fault-hooks")]
+            lost_commit_answers: Default::default(),
         })
     }
 
@@ -286,6 +291,8 @@ impl Store {
         Store {
             db,
             availability: self.availability.clone(),
+            #[cfg(feature = "fault-hooks")]
+            lost_commit_answers: self.lost_commit_answers.clone(),
         }
     }
 

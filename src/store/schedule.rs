@@ -64,6 +64,8 @@ pub struct ScheduleTx {
     pub(super) tx: Tx,
     /// Shared: `due_jobs` locks the rows it returns and skips locked ones.
     pub(super) shared: bool,
+    /// Commits, then reports an error, as a connection lost before the answer would (tests).
+    lose_answer: bool,
 }
 
 /// Updates per batched claim statement (5 parameters each).
@@ -211,7 +213,12 @@ impl Store {
                 Tx::MySql(tx)
             }
         };
-        Ok(ScheduleTx { tx, shared: false })
+        let lose_answer = self.take_lost_commit_answer();
+        Ok(ScheduleTx {
+            tx,
+            shared: false,
+            lose_answer,
+        })
     }
 
     /// Opens a pre-read transaction without the cluster lock, for an admin reading its own
@@ -234,7 +241,34 @@ impl Store {
                 Tx::MySql(Transaction::begin(conn, None).await?)
             }
         };
-        Ok(ScheduleTx { tx, shared: true })
+        let lose_answer = self.take_lost_commit_answer();
+        Ok(ScheduleTx {
+            tx,
+            shared: true,
+            lose_answer,
+        })
+    }
+
+    /// Makes the next `n` pre-read passes commit and then fail as if the commit's answer was
+    /// lost on the way, which a real database shows only when a connection drops at the wrong
+    /// moment (test builds only).
+    #[cfg(feature = "fault-hooks")]
+    pub fn lose_commit_answers(&self, n: usize) {
+        use std::sync::atomic::Ordering;
+        self.lost_commit_answers.store(n, Ordering::SeqCst);
+    }
+
+    /// Whether the pass opening now is one whose commit answer a test wants lost.
+    fn take_lost_commit_answer(&self) -> bool {
+        #[cfg(feature = "fault-hooks")]
+        {
+            use std::sync::atomic::Ordering;
+            let left = &self.lost_commit_answers;
+            left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        }
+        #[cfg(not(feature = "fault-hooks"))]
+        false
     }
 
     /// Whether a pass has anything to take over: an admin that stopped beating before
@@ -466,6 +500,13 @@ impl ScheduleTx {
             Tx::Sqlite(tx) => tx.commit().await?,
             Tx::Postgres(tx) => tx.commit().await?,
             Tx::MySql(tx) => tx.commit().await?,
+        }
+        if self.lose_answer {
+            let lost = std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "the commit's answer was lost (fault injected by a test)",
+            );
+            return Err(StoreError::Database(sqlx::Error::Io(lost)));
         }
         Ok(())
     }

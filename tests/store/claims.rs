@@ -118,6 +118,38 @@ backends!(db: an_admin_stepping_down_leaves_the_shares_but_keeps_its_claims, |db
     assert_eq!(orphans.iter().map(|o| o.key).collect::<Vec<_>>(), vec![at(j, 12_000)]);
 });
 
+backends!(db: a_pass_whose_commit_answer_is_lost_lists_its_claims_for_the_next_pass, |db| {
+    let s = &db.store;
+    let g = new_group(s, "lost answer").await;
+    let now = now_ms();
+    let mut every_second = job(g, "every second");
+    every_second.schedule_conf = "* * * * * ?".into();
+    every_second.trigger_status = TRIGGER_STATUS_RUNNING;
+    every_second.trigger_next_time = (now / 1_000 + 1) * 1_000;
+    s.insert_job(&every_second).await.unwrap();
+    s.beat_node("a", "", 0, now).await.unwrap();
+    let node = || Node { id: "a", take_over: true, share: Share::ALL };
+
+    // the pass commits, but its answer is lost: it fails, and lists what it may have written
+    s.lose_commit_answers(1);
+    let mut unanswered = Vec::new();
+    let failed = pre_read(s, Tz::UTC, 100, now, node(), &mut unanswered).await;
+    assert!(failed.is_err(), "the commit's answer was lost");
+    unanswered.sort_unstable_by_key(|k| k.fire_time);
+    assert!(unanswered.len() >= 4, "{unanswered:?}");
+    let written = s.claims_of("a").await.unwrap();
+    assert_eq!(written, unanswered, "the claims were written after all");
+
+    // the next pass hands them back and, this admin being live, takes them over to fire once
+    let pass = pre_read(s, Tz::UTC, 100, now, node(), &mut unanswered).await.unwrap();
+    assert!(unanswered.is_empty(), "{unanswered:?}");
+    let mut fired: Vec<ClaimKey> = pass.fires.iter().map(|f| f.claim()).collect();
+    fired.sort_unstable_by_key(|k| k.fire_time);
+    assert_eq!((pass.taken_over, fired), (written.len(), written.clone()));
+    assert!(s.claims_of("").await.unwrap().is_empty());
+    assert_eq!(s.claims_of("a").await.unwrap(), written);
+});
+
 backends!(db: claims_of_a_commit_that_went_unanswered_are_handed_back_and_taken_over, |db| {
     let s = &db.store;
     let g = new_group(s, "unanswered").await;
