@@ -4,13 +4,22 @@ use chrono_tz::Tz;
 use jobwheel::actors::schedule::{pre_read, Node};
 use jobwheel::clock::now_ms;
 use jobwheel::model::{MisfireStrategy, TriggerType, TRIGGER_STATUS_RUNNING};
-use jobwheel::store::{ClaimKey, Share};
+use jobwheel::store::{ClaimKey, Share, Store};
 
 use crate::kit::db::cron_log;
 use crate::store::{accepted, job, new_group};
 
 fn at(job_id: i32, fire_time: i64) -> ClaimKey {
     ClaimKey { job_id, fire_time }
+}
+
+/// A running job of group `g` firing every second from the second after `now`.
+async fn every_second_from(s: &Store, g: i32, now: i64) -> i32 {
+    let mut every_second = job(g, "every second");
+    every_second.schedule_conf = "* * * * * ?".into();
+    every_second.trigger_status = TRIGGER_STATUS_RUNNING;
+    every_second.trigger_next_time = (now / 1_000 + 1) * 1_000;
+    s.insert_job(&every_second).await.unwrap()
 }
 
 backends!(db: a_dead_admins_claims_are_taken_over_once, |db| {
@@ -122,11 +131,7 @@ backends!(db: a_pass_whose_commit_answer_is_lost_lists_its_claims_for_the_next_p
     let s = &db.store;
     let g = new_group(s, "lost answer").await;
     let now = now_ms();
-    let mut every_second = job(g, "every second");
-    every_second.schedule_conf = "* * * * * ?".into();
-    every_second.trigger_status = TRIGGER_STATUS_RUNNING;
-    every_second.trigger_next_time = (now / 1_000 + 1) * 1_000;
-    s.insert_job(&every_second).await.unwrap();
+    every_second_from(s, g, now).await;
     s.beat_node("a", "", 0, now).await.unwrap();
     let node = || Node { id: "a", take_over: true, share: Share::ALL };
 
@@ -154,11 +159,7 @@ backends!(db: claims_of_a_commit_that_went_unanswered_are_handed_back_and_taken_
     let s = &db.store;
     let g = new_group(s, "unanswered").await;
     let now = now_ms();
-    let mut every_second = job(g, "every second");
-    every_second.schedule_conf = "* * * * * ?".into();
-    every_second.trigger_status = TRIGGER_STATUS_RUNNING;
-    every_second.trigger_next_time = (now / 1_000 + 1) * 1_000;
-    s.insert_job(&every_second).await.unwrap();
+    every_second_from(s, g, now).await;
     let elsewhere = s.insert_job(&job(g, "b's")).await.unwrap();
     for node in ["a", "b"] {
         s.beat_node(node, "", 0, now).await.unwrap();
