@@ -355,7 +355,6 @@ async fn prepare_in_db(
                 total,
                 fail_retry_count,
             };
-            let message_head = head.to_string();
             new_logs.push(NewLog {
                 job_group: job.job_group,
                 job_id: job.id,
@@ -366,13 +365,13 @@ async fn prepare_in_db(
                 executor_param: Some(param.clone()),
                 executor_sharding_param: broadcast.then(|| format!("{index}/{total}")),
                 executor_fail_retry_count: fail_retry_count,
-                trigger_msg: Some(message_head.clone()),
+                trigger_msg: Some(head.to_string()),
             });
             shards.push(Shard {
                 index,
                 total,
                 log_id: 0,
-                message_head,
+                message_head: String::new(),
             });
         }
         out.push(Prepared::Ready(Box::new(PreparedTrigger {
@@ -388,10 +387,15 @@ async fn prepare_in_db(
 
     store.release_claims(&dropped).await?;
     let mut ids = store.insert_logs(&new_logs).await?.into_iter();
+    // the rows were pushed in shard order: each shard takes its id and its message head back
+    let mut heads = new_logs
+        .into_iter()
+        .map(|l| l.trigger_msg.unwrap_or_default());
     for p in &mut out {
         if let Prepared::Ready(p) = p {
             for shard in &mut p.shards {
                 shard.log_id = ids.next().unwrap_or_default();
+                shard.message_head = heads.next().unwrap_or_default();
             }
         }
     }
