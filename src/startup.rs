@@ -10,7 +10,7 @@ use actix_web::{App, HttpServer};
 
 use crate::actors::call_gauge::CallGauge;
 use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
-use crate::actors::monitor::MonitorSettings;
+use crate::actors::monitor::{MonitorSettings, PassTurns};
 use crate::actors::monitor_fail::FailMonitor;
 use crate::actors::monitor_lost::LostResultMonitor;
 use crate::actors::monitor_report::LogReportActor;
@@ -187,26 +187,32 @@ pub fn start_actors_with(
             ScheduleActor::new(store, ring, dispatcher, me, (tz, batch), metrics).with_life(life)
         }
     });
-    // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once
+    // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once (when
+    // no other admin of the database took that interval's turn)
+    let turns = PassTurns::new(node_id.clone(), metrics.clone());
     let fail_monitor = Supervisor::start({
         let store = db.clone();
         let dispatcher = dispatcher.clone();
         let monitors = monitors.clone();
         let life = board.life("fail-monitor");
-        let metrics = metrics.clone();
-        move |_| FailMonitor::new(store, dispatcher, &monitors, metrics.clone()).with_life(life)
+        let (turns, metrics) = (turns.clone(), metrics.clone());
+        move |_| {
+            FailMonitor::new(store, dispatcher, &monitors, turns.clone(), metrics.clone())
+                .with_life(life)
+        }
     });
     let lost_monitor = Supervisor::start({
         let env = env.clone();
         let dispatcher = dispatcher.clone();
         let monitors = monitors.clone();
         let life = board.life("lost-monitor");
-        move |_| LostResultMonitor::new(env, dispatcher, &monitors).with_life(life)
+        let turns = turns.clone();
+        move |_| LostResultMonitor::new(env, dispatcher, &monitors, turns.clone()).with_life(life)
     });
     let report = Supervisor::start({
         let store = db.clone();
         let life = board.life("log-report");
-        move |_| LogReportActor::new(store, monitors).with_life(life)
+        move |_| LogReportActor::new(store, monitors, turns).with_life(life)
     });
     board.watch("dispatcher", dispatcher.clone().recipient());
     board.watch("ring", ring.clone().recipient());

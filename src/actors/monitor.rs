@@ -2,10 +2,13 @@
 //!
 //! The monitors ([`super::monitor_fail`], [`super::monitor_lost`], [`super::monitor_report`]) run
 //! a pass at start, then [`PASS_OFFSET_MS`] past each wall-clock multiple of their interval
-//! (XXL-JOB's aligned `CyclicThread`), so several admins scan at the same instants and the
-//! claims decide who works. A pass that fails (database down) is logged and tried again after
-//! a backoff that grows with each failure in a row.
+//! (XXL-JOB's aligned `CyclicThread`). Where XXL-JOB lets every admin scan at those instants
+//! and the per-row claims decide who works, here the admins of one database take turns
+//! ([`PassTurns`]): each interval's pass runs on the first admin to take it, so N admins scan
+//! `job_log` once an interval rather than N times. A pass that fails (database down) is logged
+//! and tried again after a backoff that grows with each failure in a row.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono_tz::Tz;
@@ -14,6 +17,8 @@ use crate::alarm::email::SmtpSettings;
 use crate::alarm::webhook::DEFAULT_WEBHOOK_TIMEOUT;
 use crate::clock::now_ms;
 use crate::config::AdminSettings;
+use crate::metrics::AdminMetrics;
+use crate::store::{ActorStore, MonitorPass, StoreResult};
 
 /// Settings of the monitor actors; production values come from [`MonitorSettings::from_admin`],
 /// tests shorten the intervals.
@@ -79,6 +84,53 @@ pub const PASS_OFFSET_MS: i64 = 700;
 /// Time until the next aligned pass, [`PASS_OFFSET_MS`] into its second, from the current clock.
 pub fn next_pass(interval: Duration) -> Duration {
     until_aligned(interval, now_ms() - PASS_OFFSET_MS)
+}
+
+/// The number of the interval a pass at `now` belongs to: aligned passes (and retries in the
+/// first half of their interval) count from the multiple they follow, so a timer that fires a
+/// little early or late does not move a pass into another interval.
+pub fn interval_number(interval: Duration, now: i64) -> i64 {
+    let period = (interval.as_millis() as i64).max(1);
+    (now - PASS_OFFSET_MS + period / 2).div_euclid(period)
+}
+
+/// Which admin of a database runs each monitor's pass: the first to take the interval's turn
+/// (`monitor_turn`). The per-row claims keep passes that overlap correct; the turns keep N admins
+/// from doing the same scan N times. An admin that dies leaves the next interval to the others.
+#[derive(Clone)]
+pub struct PassTurns {
+    node: Arc<str>,
+    metrics: Arc<AdminMetrics>,
+}
+
+impl PassTurns {
+    /// Turns taken as admin `node`, counted in `metrics`.
+    pub fn new(node: Arc<str>, metrics: Arc<AdminMetrics>) -> Self {
+        PassTurns { node, metrics }
+    }
+
+    /// Whether this admin runs `pass` now, in its interval of length `interval`.
+    pub async fn take(
+        &self,
+        store: &ActorStore,
+        pass: MonitorPass,
+        interval: Duration,
+        now: i64,
+    ) -> StoreResult<bool> {
+        let slot = interval_number(interval, now);
+        let node = self.node.clone();
+        let mine = store
+            .run(move |s| async move { s.take_monitor_turn(pass, &node, slot, now).await })
+            .await?;
+        self.metrics.monitor_pass(pass.as_str(), mine);
+        if !mine {
+            log::debug!(
+                "{} monitor pass of interval {slot} left to the admin that took its turn",
+                pass.as_str()
+            );
+        }
+        Ok(mine)
+    }
 }
 
 /// A monitor's failed passes in a row, which set the wait before its next pass.
@@ -149,6 +201,20 @@ mod tests {
         // the clock moves between the two readings; a few ms of slack
         let into_period = (at - PASS_OFFSET_MS).rem_euclid(10_000);
         assert!(!(50..=9_950).contains(&into_period), "{into_period}");
+    }
+
+    #[test]
+    fn a_pass_and_its_early_retries_share_an_interval() {
+        let ten = Duration::from_secs(10);
+        let aligned = 1_000_000_000 + PASS_OFFSET_MS;
+        let slot = interval_number(ten, aligned);
+        assert_eq!(slot, 100_000);
+        // a timer a millisecond early or late, and a retry 2 s later, stay in it
+        for at in [aligned - 1, aligned + 1, aligned + 2_000, aligned + 4_999] {
+            assert_eq!(interval_number(ten, at), slot, "{at}");
+        }
+        assert_eq!(interval_number(ten, aligned + 5_000), slot + 1);
+        assert_eq!(interval_number(ten, aligned + 10_000), slot + 1);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! FailMonitor: retries and alarms for failed runs (XXL-JOB `JobFailMonitorHelper`, every 10 s).
 //!
-//! Each pass reads failed logs whose `alarm_status` is 0 and claims each with a compare-and-set
-//! to -1, so one admin of a cluster handles it. For a claimed log:
+//! Each pass (on the admin whose turn it is: [`PassTurns`]) reads failed logs whose
+//! `alarm_status` is 0 and claims each with a compare-and-set to -1, so one admin of a cluster
+//! handles it even when passes overlap. For a claimed log:
 //! - **retry**: when it has retries left and the job still exists, a RETRY trigger with one
 //!   retry fewer (same parameter, same shard) is dispatched and XXL-JOB's note is appended to
 //!   the trigger message;
@@ -23,13 +24,13 @@ use actix::prelude::*;
 use futures_util::stream::{self, StreamExt};
 
 use super::dispatch::{trigger_and_wait, Dispatcher, Trigger};
-use super::monitor::{MonitorSettings, Pace};
+use super::monitor::{MonitorSettings, Pace, PassTurns};
 use super::supervision::{answers_probes, ActorLife};
 use crate::alarm::{Alarm, AlarmEvent, Alarmer, EmailAlarm, WebhookAlarm};
 use crate::clock::now_ms;
 use crate::metrics::AdminMetrics;
 use crate::model::{alarm_status, TriggerType};
-use crate::store::{ActorStore, StoreError};
+use crate::store::{ActorStore, MonitorPass, StoreError};
 
 /// XXL-JOB's note appended to the trigger message of a log that was retried.
 pub const RETRY_NOTE: &str =
@@ -286,6 +287,7 @@ pub struct FailMonitor {
     dispatcher: Addr<Dispatcher>,
     alarmer: Rc<Alarmer>,
     interval: Duration,
+    turns: PassTurns,
     pace: Pace,
     life: ActorLife,
     metrics: Arc<AdminMetrics>,
@@ -297,23 +299,25 @@ impl FailMonitor {
         store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         settings: &MonitorSettings,
+        turns: PassTurns,
         metrics: Arc<AdminMetrics>,
     ) -> Self {
         Self::with_alarmer(
             store,
             dispatcher,
             build_alarmer(settings),
-            settings.fail_interval,
+            (settings.fail_interval, turns),
             metrics,
         )
     }
 
-    /// A monitor with the given alarm channels, counting retries and alarms in `metrics`.
+    /// A monitor with the given alarm channels, passing every `interval` when its turn, and
+    /// counting retries and alarms in `metrics`.
     pub fn with_alarmer(
         store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         alarmer: Alarmer,
-        interval: Duration,
+        (interval, turns): (Duration, PassTurns),
         metrics: Arc<AdminMetrics>,
     ) -> Self {
         FailMonitor {
@@ -322,6 +326,7 @@ impl FailMonitor {
             dispatcher,
             alarmer: Rc::new(alarmer),
             interval,
+            turns,
             pace: Pace::default(),
             life: ActorLife::detached("fail-monitor"),
         }
@@ -339,17 +344,15 @@ impl FailMonitor {
         let life = self.life.clone();
         life.working();
         let metrics = self.metrics.clone();
+        let (turns, interval) = (self.turns.clone(), self.interval);
         ctx.wait(
             async move {
                 life.fault_point(&store).await?;
-                fail_pass(
-                    &store,
-                    &dispatcher,
-                    &alarmer,
-                    &metrics,
-                    (now_ms(), FAIL_BATCH),
-                )
-                .await
+                let now = now_ms();
+                if !turns.take(&store, MonitorPass::Fail, interval, now).await? {
+                    return Ok(FailPassReport::default());
+                }
+                fail_pass(&store, &dispatcher, &alarmer, &metrics, (now, FAIL_BATCH)).await
             }
             .into_actor(self)
             .map(|result, act, ctx| {

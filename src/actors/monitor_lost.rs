@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 
 use super::dispatch::Dispatcher;
-use super::monitor::{MonitorSettings, Pace};
+use super::monitor::{MonitorSettings, Pace, PassTurns};
 use super::result_intake::{complete_one, CallbackOutcome};
 use super::supervision::{answers_probes, ActorLife};
 use super::trigger::TriggerEnv;
@@ -30,6 +30,7 @@ use crate::clock::now_ms;
 use crate::executor_client::{Credentials, ExecutorClient};
 use crate::model::{executor_token, JobLog};
 use crate::protocol::{AdminProtocol, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
+use crate::store::MonitorPass;
 
 /// XXL-JOB's `joblog_lost_fail` message.
 pub const LOST_MSG: &str = "Job result lost, marked as failure";
@@ -172,6 +173,7 @@ pub struct LostResultMonitor {
     dispatcher: Addr<Dispatcher>,
     client: Rc<ExecutorClient>,
     interval: Duration,
+    turns: PassTurns,
     timeout: Duration,
     /// No pass before this: results executors saved while no admin answered come first.
     first_pass_at: Instant,
@@ -180,13 +182,20 @@ pub struct LostResultMonitor {
 }
 
 impl LostResultMonitor {
-    /// A monitor with the settings' interval and timeout; create it on the arbiter it runs on.
-    pub fn new(env: TriggerEnv, dispatcher: Addr<Dispatcher>, settings: &MonitorSettings) -> Self {
+    /// A monitor with the settings' interval and timeout, passing when its turn; create it on
+    /// the arbiter it runs on.
+    pub fn new(
+        env: TriggerEnv,
+        dispatcher: Addr<Dispatcher>,
+        settings: &MonitorSettings,
+        turns: PassTurns,
+    ) -> Self {
         LostResultMonitor {
             env,
             dispatcher,
             client: Rc::new(ExecutorClient::default()),
             interval: settings.lost_interval,
+            turns,
             timeout: settings.lost_result_timeout,
             first_pass_at: Instant::now() + settings.lost_first_pass_after,
             pace: Pace::default(),
@@ -205,13 +214,23 @@ impl LostResultMonitor {
         let client = self.client.clone();
         let timeout = self.timeout;
         let life = self.life.clone();
+        let (turns, interval) = (self.turns.clone(), self.interval);
         life.working();
         ctx.wait(
             async move {
                 // its own failures are text (they mix executor and database errors); only a
                 // panic of its work stops it
                 life.fault_point(&env.store).await?;
-                Ok(lost_pass(&env, &dispatcher, &client, timeout, now_ms(), LOST_BATCH).await)
+                let now = now_ms();
+                match turns
+                    .take(&env.store, MonitorPass::Lost, interval, now)
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(Ok(LostPassReport::default())),
+                    Err(e) => return Ok(Err(e.to_string())),
+                }
+                Ok(lost_pass(&env, &dispatcher, &client, timeout, now, LOST_BATCH).await)
             }
             .into_actor(self)
             .map(|result, act, ctx| {

@@ -11,11 +11,11 @@ use actix::prelude::*;
 use chrono::{Days, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use super::monitor::{MonitorSettings, Pace};
+use super::monitor::{MonitorSettings, Pace, PassTurns};
 use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
 use crate::model::LogReport;
-use crate::store::{ActorStore, Store, StoreError};
+use crate::store::{ActorStore, MonitorPass, Store, StoreError};
 
 /// Most batches one retention run deletes; the rest goes at the next run.
 const MAX_RETENTION_BATCHES: u32 = 100_000;
@@ -143,17 +143,19 @@ pub struct LogReportActor {
     store: ActorStore,
     settings: MonitorSettings,
     last_retention: Option<Instant>,
+    turns: PassTurns,
     pace: Pace,
     life: ActorLife,
 }
 
 impl LogReportActor {
-    /// A report actor with the settings' interval, zone and retention.
-    pub fn new(store: ActorStore, settings: MonitorSettings) -> Self {
+    /// A report actor with the settings' interval, zone and retention, passing when its turn.
+    pub fn new(store: ActorStore, settings: MonitorSettings, turns: PassTurns) -> Self {
         LogReportActor {
             store,
             settings,
             last_retention: None,
+            turns,
             pace: Pace::default(),
             life: ActorLife::detached("log-report"),
         }
@@ -177,12 +179,20 @@ impl LogReportActor {
         let settings = self.settings.clone();
         let due = self.retention_due();
         let life = self.life.clone();
+        let turns = self.turns.clone();
         life.working();
         ctx.wait(
             async move {
                 life.fault_point(&store).await?;
+                let (now, interval) = (now_ms(), settings.report_interval);
+                if !turns
+                    .take(&store, MonitorPass::Report, interval, now)
+                    .await?
+                {
+                    return Ok(ReportPassReport::default());
+                }
                 store
-                    .run(move |s| async move { report_pass(&s, &settings, now_ms(), due).await })
+                    .run(move |s| async move { report_pass(&s, &settings, now, due).await })
                     .await
             }
             .into_actor(self)

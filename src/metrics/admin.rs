@@ -76,6 +76,8 @@ pub struct AdminMetrics {
     alarms_sent: IntCounter,
     alarms_failed: IntCounter,
     lost: IntCounter,
+    /// by monitor and whether this admin ran the pass or another admin had its turn
+    monitor_passes: IntCounterVec,
     db_in_use: IntGauge,
     db_idle: IntGauge,
 }
@@ -228,6 +230,17 @@ impl AdminMetrics {
                 "jobwheel_lost_results_total",
                 "Runs marked failed because their result was lost with their executor",
             ),
+            monitor_passes: register(
+                &registry,
+                IntCounterVec::new(
+                    opts(
+                        "jobwheel_monitor_passes_total",
+                        "Monitor passes (fail, lost, report) this admin ran, or skipped because another admin had the interval's turn",
+                    ),
+                    &["monitor", "result"],
+                )
+                .expect("constant metric"),
+            ),
             db_in_use: db.with_label_values(&["in_use"]),
             db_idle: db.with_label_values(&["idle"]),
             registry,
@@ -306,6 +319,14 @@ impl AdminMetrics {
         self.lost.inc();
     }
 
+    /// Counts one interval of a monitor: this admin ran its pass (`true`) or another one did.
+    pub fn monitor_pass(&self, monitor: &str, ran: bool) {
+        let result = if ran { "ran" } else { "skipped" };
+        self.monitor_passes
+            .with_label_values(&[monitor, result])
+            .inc();
+    }
+
     /// Sets the gauges read from the admin's state.
     pub fn set_sample(&self, sample: &AdminSample) {
         for (gauge, n) in self.in_flight.iter().zip(sample.in_flight) {
@@ -373,6 +394,9 @@ mod tests {
         m.alarm(false);
         m.alarm(false);
         m.lost_result();
+        m.monitor_pass("fail", true);
+        m.monitor_pass("fail", false);
+        m.monitor_pass("fail", false);
         m.ring_occupancy(7);
         let text = m.render();
         let v = |s: &str| value(&text, s);
@@ -401,6 +425,10 @@ mod tests {
         assert_eq!(v("jobwheel_retries_total"), Some(1.0));
         assert_eq!(v("jobwheel_alarms_total{result=\"failed\"}"), Some(2.0));
         assert_eq!(v("jobwheel_lost_results_total"), Some(1.0));
+        assert_eq!(
+            v("jobwheel_monitor_passes_total{monitor=\"fail\",result=\"skipped\"}"),
+            Some(2.0)
+        );
         assert_eq!(v("jobwheel_ring_fire_times"), Some(7.0));
     }
 

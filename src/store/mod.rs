@@ -35,6 +35,7 @@ mod scoped;
 mod scratch;
 mod settings;
 mod sqlite_lib;
+mod turns;
 mod users;
 mod xxl_import;
 pub mod xxl_source;
@@ -49,6 +50,7 @@ pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
 pub use scratch::scratch_url;
 pub use settings::ACCESS_TOKEN_SETTING;
+pub use turns::MonitorPass;
 pub use xxl_import::ImportBatch;
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");

@@ -1,13 +1,15 @@
 //! The fail monitor on a running admin, with a fake executor over HTTP: retries (count and
-//! interval) and webhook alarms, on SQLite, PostgreSQL and MySQL.
+//! interval) and webhook alarms, and the turns admins of one database take at monitor passes,
+//! on SQLite, PostgreSQL and MySQL.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::engine_support::*;
 use crate::kit::{expect_within, FakeExecutor, TestApp};
 use jobwheel::actors::dispatch::{trigger_and_wait, Trigger};
 use jobwheel::actors::monitor_fail::RETRY_NOTE;
 use jobwheel::actors::trigger::TriggerReport;
+use jobwheel::metrics::AdminMetrics;
 use jobwheel::model::{alarm_status, JobInfo, JobLog, TriggerType};
 use jobwheel::startup::AdminActors;
 use jobwheel::store::{Backend, Store};
@@ -244,3 +246,59 @@ async fn two_admins_retry_once(backend: Backend) {
 }
 
 backends!(run: two_admins_retry_once);
+
+/// This admin's count of `monitor`'s intervals with `result` (`ran` or `skipped`).
+fn passes(metrics: &AdminMetrics, monitor: &str, result: &str) -> u64 {
+    let text = metrics.render();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("Prometheus text format");
+    let series = scrape.samples.iter().find(|s| {
+        s.metric == "jobwheel_monitor_passes_total"
+            && s.labels.get("monitor") == Some(monitor)
+            && s.labels.get("result") == Some(result)
+    });
+    match series.map(|s| &s.value) {
+        Some(prometheus_parse::Value::Counter(v)) => *v as u64,
+        _ => 0,
+    }
+}
+
+/// Two admins on one database take turns at the monitors' passes: together they run about one
+/// fail pass and one lost-result pass an interval (200 ms here), where each would otherwise run
+/// its own, and what one skips the other ran.
+async fn two_admins_take_turns_at_monitor_passes(backend: Backend) {
+    let Some(first) = TestApp::builder(backend).monitors(fast).start().await else {
+        return;
+    };
+    let second = first.another_admin(Some(fast_monitors_of(&first))).await;
+    let since = Instant::now();
+    actix_web::rt::time::sleep(Duration::from_secs(4)).await;
+    let admins = [&first.actors.metrics, &second.actors.metrics];
+    // intervals the window touched, and the two admins' first passes, which may repeat the
+    // interval the same admin then runs aligned
+    let intervals = since.elapsed().as_millis() as u64 / 200 + 2;
+    for monitor in ["fail", "lost"] {
+        let ran: Vec<u64> = admins.iter().map(|m| passes(m, monitor, "ran")).collect();
+        let skipped: Vec<u64> = admins
+            .iter()
+            .map(|m| passes(m, monitor, "skipped"))
+            .collect();
+        let (ran_all, skipped_all) = (ran.iter().sum::<u64>(), skipped.iter().sum::<u64>());
+        println!("{monitor} monitor over {intervals} intervals: ran {ran:?}, skipped {skipped:?}");
+        assert!(
+            ran_all <= intervals + 2,
+            "{monitor}: {ran_all} passes in {intervals} intervals: admins did not take turns"
+        );
+        assert!(
+            ran_all >= intervals / 2,
+            "{monitor}: only {ran_all} passes ran"
+        );
+        assert!(
+            skipped_all >= intervals / 4,
+            "{monitor}: {skipped_all} intervals skipped: the admins did not meet"
+        );
+    }
+    first.finish().await;
+}
+
+backends!(run: two_admins_take_turns_at_monitor_passes);

@@ -4,7 +4,7 @@ use chrono_tz::Tz;
 use jobwheel::actors::schedule::{pre_read, Node};
 use jobwheel::clock::now_ms;
 use jobwheel::model::{MisfireStrategy, TriggerType, TRIGGER_STATUS_RUNNING};
-use jobwheel::store::{ClaimKey, Share, Store};
+use jobwheel::store::{ClaimKey, MonitorPass, Share, Store};
 
 use crate::kit::db::cron_log;
 use crate::store::{accepted, job, new_group};
@@ -125,6 +125,27 @@ backends!(db: an_admin_stepping_down_leaves_the_shares_but_keeps_its_claims, |db
     let orphans = tx.take_over_claims("a", 20_000, 10).await.unwrap();
     tx.commit().await.unwrap();
     assert_eq!(orphans.iter().map(|o| o.key).collect::<Vec<_>>(), vec![at(j, 12_000)]);
+});
+
+backends!(db: admins_take_turns_at_each_monitor_pass, |db| {
+    let s = &db.store;
+    let turn = |pass, node, slot| s.take_monitor_turn(pass, node, slot, slot * 10_000);
+    // the first admin at an interval runs it; the others skip it
+    assert!(turn(MonitorPass::Fail, "a", 7).await.unwrap());
+    assert!(!turn(MonitorPass::Fail, "b", 7).await.unwrap());
+    assert!(!turn(MonitorPass::Fail, "c", 7).await.unwrap());
+    // the admin that took it may run it again (a failed pass retried within its interval)
+    assert!(turn(MonitorPass::Fail, "a", 7).await.unwrap());
+    // each monitor has turns of its own
+    assert!(turn(MonitorPass::Lost, "b", 7).await.unwrap());
+    assert!(turn(MonitorPass::Report, "c", 7).await.unwrap());
+    // the next interval is anybody's, an earlier one nobody's
+    assert!(turn(MonitorPass::Fail, "b", 8).await.unwrap());
+    assert!(!turn(MonitorPass::Fail, "a", 8).await.unwrap());
+    assert!(!turn(MonitorPass::Fail, "a", 7).await.unwrap());
+    assert!(!turn(MonitorPass::Fail, "b", 6).await.unwrap());
+    // an admin that died after taking a turn leaves the next one to the others
+    assert!(turn(MonitorPass::Lost, "a", 9).await.unwrap());
 });
 
 backends!(db: a_pass_whose_commit_answer_is_lost_lists_its_claims_for_the_next_pass, |db| {

@@ -1,0 +1,11 @@
+-- Whose turn each monitor pass is: with several admins on one database, the first admin to take
+-- an interval's turn runs that pass (fail: retries and alarms; lost: runs without a result;
+-- report: daily counts and retention) and the others skip it, instead of every admin scanning
+-- job_log for the same rows at the same instant. `slot` is the interval's number since the epoch.
+CREATE TABLE monitor_turn (
+    name     VARCHAR(16) NOT NULL PRIMARY KEY,
+    slot     BIGINT      NOT NULL DEFAULT -1,
+    node     VARCHAR(64) NOT NULL DEFAULT '',
+    taken_at BIGINT      NOT NULL DEFAULT 0
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+INSERT INTO monitor_turn (name) VALUES ('fail'), ('lost'), ('report');
