@@ -5,6 +5,8 @@
 //! stops beating leaves its rows behind, and a live one takes them over under the schedule
 //! lock: a claimed fire outlives its admin (docs/architecture.md, "Cluster rules").
 
+use std::collections::HashMap;
+
 use super::jobs::parse_column;
 use super::rows::RowExt;
 use super::schedule::{on_tx, ScheduleTx, Tx};
@@ -54,10 +56,10 @@ pub struct OrphanFire {
 /// Rows per multi-row statement.
 const CHUNK: usize = 200;
 
-/// `(job_id = ? AND fire_time = ?) OR …` for `n` keys (portable; row values are not).
-fn keys_condition(n: usize, job: &str, time: &str) -> String {
-    vec![format!("({job} = ? AND {time} = ?)"); n].join(" OR ")
-}
+/// How much earlier than its fire time a run may be stamped, at most. A run's trigger time is its
+/// fire time or later (one prepared ahead is stamped with its fire time); the margin, a pre-read
+/// window, covers a clock stepped back meanwhile.
+const RUN_BEFORE_ITS_FIRE_MS: i64 = 5_000;
 
 /// Jobs per statement that acts on the claims of one fire time.
 const JOBS_PER_STATEMENT: usize = 500;
@@ -286,34 +288,47 @@ impl ScheduleTx {
                 orphans.push(orphan_from_row(&row)?);
             }
         });
-        for chunk in orphans.chunks_mut(CHUNK) {
-            let condition = keys_condition(chunk.len(), "job_id", "fire_time");
-            let adopt = format!("UPDATE fire_claim SET owner = ? WHERE {condition}");
+        let keys: Vec<ClaimKey> = orphans.iter().map(|o| o.key).collect();
+        for (fire_time, jobs) in by_fire_time(&keys) {
+            let adopt = at_fire_time("UPDATE fire_claim SET owner = ?", jobs.len());
             on_tx!(self, &adopt, |tx, stmt| {
-                let mut q = sqlx::query(stmt).persistent(false).bind(me);
-                for o in chunk.iter() {
-                    q = q.bind(o.key.job_id).bind(o.key.fire_time);
+                let mut q = sqlx::query(stmt).persistent(false).bind(me).bind(fire_time);
+                for job in &jobs {
+                    q = q.bind(*job);
                 }
                 q.execute(&mut **tx).await?;
             });
+        }
+        // the runs already written for them, read through (job_id, trigger_time): a list of
+        // (job_id, schedule_time) pairs has no index, and PostgreSQL answers it with a full
+        // scan of job_log (seconds a statement at a few hundred thousand rows)
+        let at: HashMap<ClaimKey, usize> = keys.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+        let mut by_job = keys;
+        by_job.sort_unstable_by_key(|k| (k.job_id, k.fire_time));
+        for chunk in by_job.chunks(CHUNK) {
+            let mut jobs: Vec<i32> = chunk.iter().map(|k| k.job_id).collect();
+            jobs.dedup();
+            let first_fire = chunk.iter().map(|k| k.fire_time).min().unwrap_or_default();
             let runs = format!(
                 "SELECT id, job_id, schedule_time, trigger_code FROM job_log \
-                 WHERE trigger_type IN ('CRON', 'MISFIRE') AND ({})",
-                keys_condition(chunk.len(), "job_id", "schedule_time")
+                 WHERE trigger_type IN ('CRON', 'MISFIRE') AND job_id IN ({}) AND trigger_time >= ?",
+                marks(jobs.len())
             );
             on_tx!(self, &runs, |tx, stmt| {
                 let mut q = sqlx::query(stmt).persistent(false);
-                for o in chunk.iter() {
-                    q = q.bind(o.key.job_id).bind(o.key.fire_time);
+                for job in &jobs {
+                    q = q.bind(*job);
                 }
-                for row in q.fetch_all(&mut **tx).await? {
+                let since = first_fire - RUN_BEFORE_ITS_FIRE_MS;
+                for row in q.bind(since).fetch_all(&mut **tx).await? {
                     let key = ClaimKey {
                         job_id: row.int("job_id")?,
                         fire_time: row.long("schedule_time")?,
                     };
-                    let run = (row.long("id")?, row.int("trigger_code")?);
-                    if let Some(o) = chunk.iter_mut().find(|o| o.key == key) {
-                        o.runs.push(run);
+                    if let Some(&i) = at.get(&key) {
+                        orphans[i]
+                            .runs
+                            .push((row.long("id")?, row.int("trigger_code")?));
                     }
                 }
             });

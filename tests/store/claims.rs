@@ -6,7 +6,7 @@ use jobwheel::clock::now_ms;
 use jobwheel::model::{MisfireStrategy, TriggerType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{ClaimKey, MonitorPass, Share, Store};
 
-use crate::kit::db::cron_log;
+use crate::kit::db::{cron_log, manual_log};
 use crate::store::{accepted, job, new_group};
 
 fn at(job_id: i32, fire_time: i64) -> ClaimKey {
@@ -68,6 +68,60 @@ backends!(db: a_dead_admins_claims_are_taken_over_once, |db| {
     tx.commit().await.unwrap();
     assert_eq!(handed.len(), 2);
     assert!(handed.iter().all(|o| o.from.is_empty()));
+});
+
+backends!(db: a_take_over_finds_each_fires_runs_among_many, |db| {
+    let s = &db.store;
+    let g = new_group(s, "many").await;
+    let mut jobs = Vec::new();
+    for i in 0..60 {
+        jobs.push(s.insert_job(&job(g, &format!("j{i}"))).await.unwrap());
+    }
+    let fires: Vec<i64> = (0..5).map(|k| 100_000 + k * 1_000).collect();
+    let mut claims = Vec::new();
+    let mut logs = Vec::new();
+    let mut want = std::collections::HashMap::new();
+    for (n, &j) in jobs.iter().enumerate() {
+        // a run of an earlier fire time, not claimed any more, and a manual run
+        logs.push(cron_log(g, j, 99_000));
+        logs.push(manual_log(g, j, 101_500));
+        for (k, &fire) in fires.iter().enumerate() {
+            claims.push((at(j, fire), TriggerType::Cron));
+            // most fires went out (some late), some twice (closed and fired again), some not
+            let runs = (n + k) % 3;
+            for r in 0..runs {
+                let mut run = cron_log(g, j, fire);
+                run.trigger_time = fire + 1_500 * r as i64 + 7;
+                logs.push(run);
+            }
+            want.insert(at(j, fire), runs);
+        }
+    }
+    let ids = s.insert_logs(&logs).await.unwrap();
+    let mut tx = s.begin_schedule().await.unwrap();
+    tx.insert_claims("dead", &claims).await.unwrap();
+    tx.commit().await.unwrap();
+    s.beat_node("dead", "", 0, 1_000).await.unwrap();
+
+    let mut tx = s.begin_schedule().await.unwrap();
+    let orphans = tx.take_over_claims("live", 50_000, 1_000).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(orphans.len(), 300, "every claim, across several statements");
+    assert!(orphans.windows(2).all(|w| w[0].key.fire_time <= w[1].key.fire_time));
+    for o in &orphans {
+        let mut got: Vec<i64> = o.runs.iter().map(|&(id, _)| id).collect();
+        got.sort_unstable();
+        let mut expected: Vec<i64> = logs
+            .iter()
+            .zip(&ids)
+            .filter(|(l, _)| l.trigger_type == TriggerType::Cron && at(l.job_id, l.schedule_time) == o.key)
+            .map(|(_, id)| *id)
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(got.len(), want[&o.key], "{:?}", o.key);
+        assert_eq!(got, expected, "{:?}", o.key);
+    }
+    assert_eq!(s.claims_of("live").await.unwrap().len(), 300);
 });
 
 backends!(db: runs_of_a_taken_over_fire_are_closed_or_recorded, |db| {
