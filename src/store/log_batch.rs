@@ -421,6 +421,17 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn sqlite_reads_expired_runs_through_the_time_index_in_its_order() {
+        let plan = sqlite_plan(
+            &super::super::logs::clear_batch(" WHERE trigger_time < ?", true),
+            2,
+        )
+        .await;
+        assert!(plan.contains("ix_job_log_time"), "{plan}");
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    }
+
+    #[tokio::test]
     async fn sqlite_stores_outcomes_by_key() {
         let sql = outcome_update_from_values(&repeated("(?, ?, ?, ?)", 500));
         let plan = sqlite_plan(&sql, 2_000).await;

@@ -179,6 +179,16 @@ pub(super) const LOST_CANDIDATES: &str =
     "SELECT id FROM job_log WHERE alarm_status = 0 AND handle_code = 0 \
      AND trigger_code = 200 AND trigger_time <= ? AND id > ? ORDER BY id LIMIT ?";
 
+/// One batch of `find_log_ids_to_clear`: with a time bound (`by_time`), oldest by trigger time,
+/// which the time indexes serve with the bound, stopping at the limit. `ORDER BY id` would
+/// either walk the whole primary key past rows that are all too new (PostgreSQL's plan without
+/// fresh statistics: seconds a batch at a few hundred thousand rows) or sort every expired row
+/// for each batch.
+pub(super) fn clear_batch(where_clause: &str, by_time: bool) -> String {
+    let order = if by_time { "trigger_time, id" } else { "id" };
+    format!("SELECT id FROM job_log{where_clause} ORDER BY {order} LIMIT ?")
+}
+
 impl Store {
     /// Inserts a log row before the executor is called and returns its id (the `logId`).
     pub async fn insert_log(&self, log: &NewLog) -> StoreResult<i64> {
@@ -385,10 +395,7 @@ impl Store {
         }
         let mut params = f.params.clone();
         params.push(Param::Long(limit));
-        let sql = self.sql(format!(
-            "SELECT id FROM job_log{} ORDER BY id LIMIT ?",
-            f.where_clause()
-        ));
+        let sql = self.sql(clear_batch(&f.where_clause(), before.is_some()));
         on_pool!(self, pool => ids_from_rows(&bind_params!(sqlx::query(&sql), params).fetch_all(pool).await?))
     }
 
