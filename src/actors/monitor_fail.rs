@@ -306,7 +306,8 @@ impl FailMonitor {
             store,
             dispatcher,
             build_alarmer(settings),
-            (settings.fail_interval, turns),
+            settings.fail_interval,
+            turns,
             metrics,
         )
     }
@@ -317,7 +318,8 @@ impl FailMonitor {
         store: ActorStore,
         dispatcher: Addr<Dispatcher>,
         alarmer: Alarmer,
-        (interval, turns): (Duration, PassTurns),
+        interval: Duration,
+        turns: PassTurns,
         metrics: Arc<AdminMetrics>,
     ) -> Self {
         FailMonitor {
