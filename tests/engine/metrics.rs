@@ -39,7 +39,7 @@ async fn scrape(url: &str, bearer: &str) -> Scrape {
 }
 
 /// The value of a counter, gauge or untyped series with exactly these labels.
-fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> Option<f64> {
+pub(crate) fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> Option<f64> {
     scrape
         .samples
         .iter()

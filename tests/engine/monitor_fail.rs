@@ -252,15 +252,9 @@ fn passes(metrics: &AdminMetrics, monitor: &str, result: &str) -> u64 {
     let text = metrics.render();
     let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
         .expect("Prometheus text format");
-    let series = scrape.samples.iter().find(|s| {
-        s.metric == "jobwheel_monitor_passes_total"
-            && s.labels.get("monitor") == Some(monitor)
-            && s.labels.get("result") == Some(result)
-    });
-    match series.map(|s| &s.value) {
-        Some(prometheus_parse::Value::Counter(v)) => *v as u64,
-        _ => 0,
-    }
+    let labels = [("monitor", monitor), ("result", result)];
+    let count = crate::metrics::value(&scrape, "jobwheel_monitor_passes_total", &labels);
+    count.unwrap_or_default() as u64
 }
 
 /// Two admins on one database take turns at the monitors' passes: together they run about one
