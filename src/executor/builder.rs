@@ -18,11 +18,14 @@ use super::http::{self, ServiceState};
 use super::joblog::LogReader;
 use super::run::RunEnv;
 use super::scrape;
+use super::script_records;
 use super::JobContext;
 use crate::actors::job_table::{GetCensus, JobTable, StopAccepting, StopAll};
 use crate::actors::log_cleaner::LogCleaner;
 use crate::actors::registrar::{Deregister, Registrar};
-use crate::actors::result_sender::{CallbackTuning, Flush, ResultSender, CALLBACK_DIR};
+use crate::actors::result_sender::{
+    CallbackTuning, Flush, PushCallback, ResultSender, CALLBACK_DIR,
+};
 use crate::metrics::ExecutorMetrics;
 use crate::protocol::{unusable_token, AdminProtocol, MSG_SHUTDOWN_KILL};
 
@@ -416,6 +419,11 @@ impl ExecutorBuilder {
                 ResultSender::new(link, &base, tuning, metrics.clone())
             })
         };
+        // before this executor takes a trigger: no script of a run lost with its predecessor
+        // may run beside the admin's retry of that run
+        for result in script_records::stop_left_behind(&self.log_path) {
+            callback.do_send(PushCallback(result));
+        }
         let env = Arc::new(RunEnv {
             log_base: self.log_path.clone(),
             runtime: runtime.handle().clone(),

@@ -1,5 +1,6 @@
-//! GLUE script jobs: the script file, the child process in its own process group, output into the run log,
-//! and termination of the whole group on kill or timeout.
+//! GLUE script jobs: the script file, the child process in its own process group (recorded
+//! while it runs, see `script_records`), output into the run log, and termination of the
+//! whole group on kill or timeout.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -12,10 +13,11 @@ use tokio::process::{Child, Command};
 use super::context::JobContext;
 use super::handler::JobResult;
 use super::joblog::JobLog;
+use super::script_records;
 use crate::protocol::GlueType;
 
 /// Time a script gets between SIGTERM and SIGKILL.
-const TERM_GRACE: Duration = Duration::from_millis(300);
+pub(crate) const TERM_GRACE: Duration = Duration::from_millis(300);
 /// How long output copiers may keep reading after the script ended (a detached child may hold the pipe).
 const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
 
@@ -114,6 +116,8 @@ pub(crate) async fn run(spec: &ScriptSpec, ctx: &JobContext, log_base: &Path) ->
         }
     };
     let pid = child.id().and_then(|p| i32::try_from(p).ok());
+    // kept until the script is reaped, for the next executor should this one die first
+    let _recorded = pid.map(|pgid| script_records::record(log_base, ctx, pgid));
     let copiers = [
         child
             .stdout
@@ -158,7 +162,8 @@ async fn terminate_group(child: &mut Child, pid: Option<i32>) {
     let _ = child.wait().await;
 }
 
-fn signal_group(pgid: i32, signal: libc::c_int) {
+/// Sends `signal` to every process of the group `pgid` (never to init's or all processes).
+pub(crate) fn signal_group(pgid: i32, signal: libc::c_int) {
     if pgid <= 1 {
         return;
     }

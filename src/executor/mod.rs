@@ -36,6 +36,7 @@ pub mod joblog;
 mod outbound;
 pub(crate) mod run;
 mod scrape;
+mod script_records;
 mod server;
 
 pub use crate::metrics::ExecutorMetrics;

@@ -3,7 +3,8 @@
 //! - One of two executors is SIGKILLed while it runs 10 script jobs: FAILOVER and BUSYOVER jobs
 //!   firing every second go to the other one from the next second on, the 10 runs are failed by
 //!   the lost-result monitor (a 3 s timeout here), and the killed executor, started again on
-//!   its port, is used again without any run or result appearing twice. A ROUND job sends A
+//!   its port on the same log folder, first stops the 10 scripts it left behind and is then
+//!   used again without any run or result appearing twice. A ROUND job sends A
 //!   one trigger that fails, then none until routing tries A again ([`UNREACHABLE_FOR_MS`]).
 //! - An executor whose admin is down saves a finished run's result; the executor is SIGKILLed,
 //!   the admin and then the executor are started again: the result reaches the database.
@@ -92,6 +93,13 @@ impl Orphans {
             .filter_map(|l| l.trim().parse().ok())
             .collect()
     }
+}
+
+/// True while the process runs (a zombie, whose exit nobody collected yet, does not).
+fn running(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+    state.is_some_and(|state| !state.starts_with('Z') && !state.starts_with('X'))
 }
 
 impl Drop for Orphans {
@@ -365,6 +373,16 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
     // A again, on its port and log folder: used again, and nothing is run or reported twice
     let a = ExecutorProcess::start(&app.base, "faults", ports[0], &log_a);
     wait_registered(&s, "faults", &[&a.address], restarted_at).await;
+    // it stopped the 10 scripts its predecessor left running before it registered
+    let left: Vec<i32> = orphans
+        .pids()
+        .into_iter()
+        .filter(|&pid| running(pid))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "scripts of the killed A still run: {left:?}"
+    );
     for &(route, id) in &probing {
         let a = &a;
         app.wait_until(

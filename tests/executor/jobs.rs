@@ -347,3 +347,60 @@ async fn shutdown_kills_reports_flushes_and_deregisters(target: Target) {
         .unwrap();
     assert!(removed[0].at_ms >= last_callback);
 }
+
+/// A SIGKILLed executor leaves its running script's process group behind; the next executor on
+/// the same log path kills it before taking triggers and reports the run failed.
+#[actix_rt::test]
+async fn a_killed_executors_script_is_stopped_by_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = dir.path().join("gluerunning");
+    let opts = || Opts {
+        log_dir: Some(dir.path().to_path_buf()),
+        ..Opts::default()
+    };
+    let first_admin = FakeAdmin::start();
+    let mut first = Exec::start(Target::Binary, &first_admin, opts()).await;
+    let quick = shell(29, &long_script(dir.path(), "o"), 1);
+    first.run_ok(&quick).await;
+    assert_eq!(
+        first_admin
+            .wait_callback(quick.log_id, WAIT)
+            .await
+            .handle_code,
+        200
+    );
+    let long = with_param(shell(29, &long_script(dir.path(), "o"), 1), "long");
+    first.run_ok(&long).await;
+    let pid = read_pid(&dir.path().join("o.pid")).await;
+    let child = read_pid(&dir.path().join("o.child")).await;
+    let recorded = std::fs::read_dir(&records).unwrap().count();
+    assert_eq!(recorded, 1, "the running script, and only it, is recorded");
+
+    first.kill();
+    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        alive(pid) && alive(child),
+        "the script ended with its executor"
+    );
+    assert!(first_admin.callback_of(long.log_id).is_none());
+
+    // the next executor registers with another admin, so the callback is the one it sends
+    let admin = FakeAdmin::start();
+    let next = Exec::start(Target::Binary, &admin, opts()).await;
+    let result = admin.wait_callback(long.log_id, WAIT).await;
+    assert_eq!(result.handle_code, 500, "{result:?}");
+    let msg = result.handle_msg.unwrap_or_default();
+    assert!(msg.contains("killed the script's process group"), "{msg}");
+    assert_gone(pid).await;
+    assert_gone(child).await;
+    assert!(next
+        .log_of(&long)
+        .await
+        .contains("killed the script's process group"));
+    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+    assert!(
+        next.stderr().contains(&format!("log {}", long.log_id)),
+        "{}",
+        next.stderr()
+    );
+}

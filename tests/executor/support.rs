@@ -523,6 +523,13 @@ impl Exec {
         a["data"]["logContent"].as_str().unwrap_or("").to_string()
     }
 
+    /// SIGKILL to the binary, waiting until it is gone (the library lives in the test's process).
+    pub fn kill(&mut self) {
+        let mut child = self.child.take().expect("only the binary can be killed");
+        child.kill().expect("SIGKILL");
+        child.wait().expect("the killed binary reaped");
+    }
+
     /// Graceful stop: the library's `stop`, SIGTERM for the binary (waits for exit).
     pub async fn stop(&mut self) {
         if let Some(server) = self.server.take() {
