@@ -6,7 +6,8 @@
 //! mutable state shared on one thread only, borrowed for one synchronous [`Router::route`] call
 //! and never across an `.await`, so it needs no lock. A job's triggers always reach the same
 //! worker of a pool, so its state lives in one router per pool; like XXL-JOB, every admin node
-//! has its own.
+//! has its own. Only the executors left out ([`Unreachable`]) are one set for all the routers of
+//! an admin, behind a lock held for one map operation.
 //!
 //! The address list is the caller's: for an automatic group its live registrations, ordered by
 //! address; for a manual group the list as typed. FIRST and LAST take that order as it is, as
@@ -24,6 +25,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use md5::{Digest, Md5};
 use rand::rngs::StdRng;
@@ -124,7 +126,20 @@ pub struct Router<R = StdRng> {
     /// LEAST_RECENTLY_USED: addresses, least recently used first.
     lru: Expiring<Vec<String>>,
     /// Executors whose last call got no answer, and until when they are left out.
-    unreachable: HashMap<String, i64>,
+    unreachable: Unreachable,
+}
+
+/// Executors whose last call got no answer, and until when they are left out: one set for all
+/// the routers of an admin (every worker of both pools), so that the first trigger an executor
+/// fails to answer spares the other workers' triggers the same failure.
+#[derive(Debug, Clone, Default)]
+pub struct Unreachable(Arc<Mutex<HashMap<String, i64>>>);
+
+impl Unreachable {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, i64>> {
+        // the map is valid whatever a panicking holder did (each change is one call)
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Router<StdRng> {
@@ -148,7 +163,15 @@ impl<R: Rng> Router<R> {
             round: Expiring::default(),
             lfu: Expiring::default(),
             lru: Expiring::default(),
-            unreachable: HashMap::new(),
+            unreachable: Unreachable::default(),
+        }
+    }
+
+    /// The same router leaving out the executors of `unreachable`, a set other routers share.
+    pub fn sharing(self, unreachable: Unreachable) -> Self {
+        Router {
+            unreachable,
+            ..self
         }
     }
 
@@ -157,24 +180,26 @@ impl<R: Rng> Router<R> {
     /// [`UNREACHABLE_FOR_MS`]. Returns whether it was in use until now.
     pub fn no_answer(&mut self, address: &str, now_ms: i64) -> bool {
         let until = now_ms.saturating_add(UNREACHABLE_FOR_MS);
-        let before = self.unreachable.insert(address.to_string(), until);
+        let before = self.unreachable.lock().insert(address.to_string(), until);
         before.is_none_or(|until| until <= now_ms)
     }
 
     /// Notes that `address` answered a call: it is used again at once.
     pub fn answered(&mut self, address: &str) {
-        if !self.unreachable.is_empty() {
-            self.unreachable.remove(address);
+        let mut unreachable = self.unreachable.lock();
+        if !unreachable.is_empty() {
+            unreachable.remove(address);
         }
     }
 
     /// `addresses` without those left out at `now_ms`; all of them when none would be left.
     fn reachable<'a>(&mut self, addresses: &'a [String], now_ms: i64) -> Cow<'a, [String]> {
-        if self.unreachable.is_empty() {
+        let mut unreachable = self.unreachable.lock();
+        if unreachable.is_empty() {
             return Cow::Borrowed(addresses);
         }
-        self.unreachable.retain(|_, until| *until > now_ms);
-        let left_out = |a: &String| self.unreachable.contains_key(a);
+        unreachable.retain(|_, until| *until > now_ms);
+        let left_out = |a: &String| unreachable.contains_key(a);
         match addresses.iter().filter(|a| left_out(a)).count() {
             n if n == 0 || n == addresses.len() => Cow::Borrowed(addresses),
             _ => Cow::Owned(addresses.iter().filter(|a| !left_out(a)).cloned().collect()),
@@ -901,5 +926,27 @@ mod tests {
             A
         );
         assert_eq!(pick(&mut router, RouteStrategy::Last, 1, &addresses, T0), C);
+    }
+
+    #[test]
+    fn routers_sharing_a_set_leave_out_what_any_of_them_heard_nothing_from() {
+        let unreachable = Unreachable::default();
+        let mut first = seeded(3).sharing(unreachable.clone());
+        let mut second = seeded(4).sharing(unreachable);
+        let mut own = seeded(5);
+        let addresses = three();
+        assert!(first.no_answer(A, T0), "newly left out");
+        assert!(
+            !second.no_answer(A, T0 + 1),
+            "already left out by the first"
+        );
+        assert_eq!(
+            pick(&mut second, RouteStrategy::First, 1, &addresses, T0),
+            B
+        );
+        // a router of its own knows nothing of it
+        assert_eq!(pick(&mut own, RouteStrategy::First, 1, &addresses, T0), A);
+        second.answered(A);
+        assert_eq!(pick(&mut first, RouteStrategy::First, 1, &addresses, T0), A);
     }
 }

@@ -12,6 +12,7 @@
 //! always go to the same worker of a pool, so that worker alone owns the job's routing state
 //! (ROUND counters, LFU/LRU maps): one [`Router`] per worker, shared by that worker's fire tasks
 //! on its own thread through `Rc<RefCell<…>>` and borrowed only for one synchronous route call.
+//! The executors left out after a call got no answer are one [`Unreachable`] set for all workers.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -34,7 +35,7 @@ use crate::executor_client::ExecutorClient;
 use crate::metrics::AdminMetrics;
 use crate::model::TriggerType;
 use crate::protocol::SUCCESS_CODE;
-use crate::routing::Router;
+use crate::routing::{Router, Unreachable};
 
 /// The request to fire a job once; defined beside the trigger path that prepares it.
 pub use super::trigger::Trigger;
@@ -112,6 +113,7 @@ impl Pool {
         max_in_flight: usize,
         env: &TriggerEnv,
         calls: &Arc<CallGauge>,
+        unreachable: &Unreachable,
         dispatcher: &Addr<Dispatcher>,
     ) -> Pool {
         let permits = Arc::new(Semaphore::new(max_in_flight.max(1)));
@@ -125,6 +127,7 @@ impl Pool {
             let outstanding = outstanding.clone();
             let dispatcher = dispatcher.clone();
             let calls = calls.clone();
+            let router = Router::new().sharing(unreachable.clone());
             // resolved once: a fire only observes it
             let dispatch_time = env
                 .metrics
@@ -141,7 +144,7 @@ impl Pool {
                     outstanding,
                     dispatcher,
                     client: Rc::new(ExecutorClient::default()),
-                    router: Rc::new(RefCell::new(Router::new())),
+                    router: Rc::new(RefCell::new(router)),
                 });
             workers.push(worker);
             handles.push(arbiter);
@@ -224,22 +227,15 @@ impl Actor for Dispatcher {
         ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         self.life.started();
         let me = ctx.address();
-        self.fast = Some(Pool::start(
-            "fast",
-            self.settings.fast_arbiters,
-            self.settings.fast_max,
-            &self.env,
-            &self.calls,
-            &me,
-        ));
-        self.slow = Some(Pool::start(
-            "slow",
-            self.settings.slow_arbiters,
-            self.settings.slow_max,
-            &self.env,
-            &self.calls,
-            &me,
-        ));
+        // a fresh set when the dispatcher restarts: an executor is then tried again at once
+        let unreachable = Unreachable::default();
+        let (settings, env, calls) = (&self.settings, &self.env, &self.calls);
+        let (fast, fast_max) = (settings.fast_arbiters, settings.fast_max);
+        let (slow, slow_max) = (settings.slow_arbiters, settings.slow_max);
+        let start =
+            |name, arbiters, max| Pool::start(name, arbiters, max, env, calls, &unreachable, &me);
+        self.fast = Some(start("fast", fast, fast_max));
+        self.slow = Some(start("slow", slow, slow_max));
         log::info!(
             "dispatcher started: fast pool {} threads / {} in flight, slow pool {} threads / {} in flight",
             self.settings.fast_arbiters,

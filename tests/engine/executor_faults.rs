@@ -4,8 +4,9 @@
 //!   firing every second go to the other one from the next second on, the 10 runs are failed by
 //!   the lost-result monitor (a 3 s timeout here), and the killed executor, started again on
 //!   its port on the same log folder, first stops the 10 scripts it left behind and is then
-//!   used again without any run or result appearing twice. A ROUND job sends A
-//!   one trigger that fails, then none until routing tries A again ([`UNREACHABLE_FOR_MS`]).
+//!   used again without any run or result appearing twice. Four ROUND jobs, on
+//!   all the dispatch workers, send A triggers that fail in one fire second, then none until
+//!   routing tries A again ([`UNREACHABLE_FOR_MS`]).
 //! - An executor whose admin is down saves a finished run's result; the executor is SIGKILLed,
 //!   the admin and then the executor are started again: the result reaches the database.
 
@@ -28,6 +29,9 @@ use crate::engine_support::*;
 use crate::kit::{expect_within, poll_for, Api, TestApp, TestDb, ADMIN_PASSWORD};
 
 const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
+
+/// ROUND jobs firing every second, more than the dispatch workers of a small machine.
+const ROUND_JOBS: usize = 4;
 
 /// A `jobwheel executor` process; SIGKILLed when dropped.
 struct ExecutorProcess {
@@ -227,16 +231,22 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
             .await;
         probing.push((route, id));
     }
-    let round = app
-        .db_job(group, |j| {
-            j.job_desc = "ROUND every second".into();
-            j.executor_route_strategy = RouteStrategy::Round;
-            j.schedule_type = ScheduleType::Cron;
-            j.schedule_conf = "* * * * * ?".into();
-            j.trigger_status = TRIGGER_STATUS_RUNNING;
-            j.trigger_next_time = first_fire;
-        })
-        .await;
+    // consecutive ids: the jobs spread over the dispatch workers, each with its own router
+    let mut rounds = Vec::new();
+    for i in 0..ROUND_JOBS {
+        let id = app
+            .db_job(group, |j| {
+                j.job_desc = format!("ROUND {i} every second");
+                j.executor_route_strategy = RouteStrategy::Round;
+                j.schedule_type = ScheduleType::Cron;
+                j.schedule_conf = "* * * * * ?".into();
+                j.trigger_status = TRIGGER_STATUS_RUNNING;
+                j.trigger_next_time = first_fire;
+            })
+            .await;
+        rounds.push(id);
+    }
+    let round = rounds[0];
     for &(route, id) in &probing {
         expect_done_on(app, id, &a, &format!("a {route} run done on A")).await;
     }
@@ -350,24 +360,35 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
     )
     .await;
     let restarted_at = now_ms();
-    let round_runs: Vec<JobLog> = app
-        .logs_of(round)
-        .await
-        .into_iter()
-        .filter(|l| after_kill(l) && l.schedule_time < restarted_at - 1_000)
+    let mut round_runs: Vec<JobLog> = Vec::new();
+    for &id in &rounds {
+        let logs = app.logs_of(id).await.into_iter();
+        round_runs.extend(logs.filter(|l| after_kill(l) && l.schedule_time < restarted_at - 1_000));
+    }
+    // every worker's router leaves A out once any trigger failed on it: the failed triggers
+    // share a fire second, and the next ones come when A is tried again
+    let mut failed_at: Vec<i64> = round_runs
+        .iter()
+        .filter(|l| l.trigger_code != 200)
+        .map(|l| l.schedule_time)
         .collect();
-    let failed = round_runs.iter().filter(|l| l.trigger_code != 200).count();
+    failed_at.sort_unstable();
+    failed_at.dedup();
     let tries = 1 + ((restarted_at - killed_at) / UNREACHABLE_FOR_MS) as usize;
     assert!(
-        (1..=tries).contains(&failed),
-        "ROUND: {failed} trigger(s) failed in the {} ms A was down (expected 1 to {tries}): {round_runs:?}",
+        (1..=tries).contains(&failed_at.len())
+            && failed_at
+                .windows(2)
+                .all(|w| w[1] - w[0] >= UNREACHABLE_FOR_MS),
+        "ROUND: triggers failed at {failed_at:?} in the {} ms A was down (expected 1 to {tries} \
+         seconds, {UNREACHABLE_FOR_MS} ms apart): {round_runs:?}",
         restarted_at - killed_at
     );
     let on_b = round_runs
         .iter()
         .filter(|l| l.trigger_code == 200)
         .collect::<Vec<_>>();
-    assert!(on_b.len() >= 4, "ROUND: {round_runs:?}");
+    assert!(on_b.len() >= 4 * ROUND_JOBS, "ROUND: {round_runs:?}");
     assert!(on_b.iter().all(|l| ran_on(l, &b)), "ROUND: {round_runs:?}");
 
     // A again, on its port and log folder: used again, and nothing is run or reported twice
@@ -401,7 +422,8 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
         )
         .await;
     }
-    for &(route, id) in probing.iter().chain([&(RouteStrategy::Round, round)]) {
+    let rounds = rounds.iter().map(|&id| (RouteStrategy::Round, id));
+    for (route, id) in probing.iter().copied().chain(rounds) {
         let mut per_second: HashMap<i64, usize> = HashMap::new();
         for log in app.logs_of(id).await {
             *per_second.entry(log.schedule_time).or_default() += 1;
