@@ -1,7 +1,11 @@
 //! LogReportActor: daily run counts and log retention (XXL-JOB `JobLogReportHelper`, every 60 s).
 //!
 //! Each pass counts the runs triggered today, yesterday and the day before (days begin at
-//! midnight in the admin's `--timezone`) into `job_log_report`, and drops expired sessions. With
+//! midnight in the admin's `--timezone`) into `job_log_report`, and drops expired sessions.
+//! A past day is counted again at each pass only while it is not settled: a count made after
+//! the day was over that found every run with a result can change only when runs are deleted,
+//! so such a day is counted again every [`SETTLED_DAY_RECOUNT_MS`] instead of every minute
+//! (each count reads the day's every run). With
 //! `--log-retention-days N > 0`, the first pass and then at most one pass a day delete the logs
 //! triggered before today's midnight minus N days, in batches, until none are left.
 
@@ -20,10 +24,17 @@ use crate::store::{ActorStore, MonitorPass, Store, StoreError};
 /// Most batches one retention run deletes; the rest goes at the next run.
 const MAX_RETENTION_BATCHES: u32 = 100_000;
 
+/// How often a settled past day is counted again (its runs may have been deleted since).
+pub const SETTLED_DAY_RECOUNT_MS: i64 = 10 * 60 * 1_000;
+
+/// How long after a day's end runs with that day's trigger time may still be written (a fire
+/// dispatched late by a take-over); a count made earlier does not settle the day.
+const DAY_END_MARGIN_MS: i64 = 60_000;
+
 /// What one pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReportPassReport {
-    /// The reports written, today first.
+    /// The reports written, today first (a settled past day is not written again every pass).
     pub reports: Vec<LogReport>,
     /// Whether the retention ran.
     pub retention_ran: bool,
@@ -76,6 +87,8 @@ pub async fn report_pass(
     let tz = settings.timezone;
     let today = local_date(tz, now);
     let mut report = ReportPassReport::default();
+    let first = today.checked_sub_days(Days::new(2)).unwrap_or(today);
+    let stored = store.list_log_reports(day_start(tz, first), now).await?;
     for back in 0..3u64 {
         let Some(day) = today.checked_sub_days(Days::new(back)) else {
             continue;
@@ -85,6 +98,10 @@ pub async fn report_pass(
             .checked_add_days(Days::new(1))
             .map(|next| day_start(tz, next))
             .unwrap_or(i64::MAX);
+        let last = stored.iter().find(|r| r.trigger_day == start);
+        if last.is_some_and(|last| is_settled(last, end, now)) {
+            continue;
+        }
         let counts = store.count_logs(start, end).await?;
         let row = LogReport {
             trigger_day: start,
@@ -136,6 +153,14 @@ pub async fn report_pass(
         }
     }
     Ok(report)
+}
+
+/// True when `last`, the stored count of the day ending at `end`, need not be made again at
+/// `now`: made after the day was over, it found no run without a result, and is recent.
+fn is_settled(last: &LogReport, end: i64, now: i64) -> bool {
+    last.running_count == 0
+        && last.update_time >= end.saturating_add(DAY_END_MARGIN_MS)
+        && now - last.update_time < SETTLED_DAY_RECOUNT_MS
 }
 
 /// The report and retention actor; supervised.
@@ -271,6 +296,33 @@ mod tests {
         let skipped = NaiveDate::from_ymd_opt(2022, 9, 11).unwrap();
         // 01:00 -03:00 = 04:00Z
         assert_eq!(day_start(santiago, skipped), 1_662_868_800_000);
+    }
+
+    #[test]
+    fn a_past_day_is_settled_by_a_late_enough_count_without_running_runs() {
+        let end = 1_720_569_600_000; // a midnight
+        let count = |running_count, update_time| LogReport {
+            trigger_day: end - 86_400_000,
+            running_count,
+            suc_count: 5,
+            fail_count: 1,
+            update_time,
+        };
+        let later = end + DAY_END_MARGIN_MS;
+        assert!(is_settled(&count(0, later), end, later + 1));
+        assert!(
+            !is_settled(&count(1, later), end, later + 1),
+            "a run without result"
+        );
+        assert!(
+            !is_settled(&count(0, later - 1), end, later + 1),
+            "counted too early"
+        );
+        let stale = later + SETTLED_DAY_RECOUNT_MS;
+        assert!(
+            !is_settled(&count(0, later), end, stale),
+            "counted again now and then"
+        );
     }
 
     #[test]

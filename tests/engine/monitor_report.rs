@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use chrono_tz::Tz;
 use jobwheel::actors::monitor::MonitorSettings;
-use jobwheel::actors::monitor_report::{day_start, local_date, report_pass};
+use jobwheel::actors::monitor_report::{
+    day_start, local_date, report_pass, SETTLED_DAY_RECOUNT_MS,
+};
 use jobwheel::model::{AddressType, JobGroup, JobInfo, Role, Session, TriggerOutcome, User};
 use jobwheel::store::{LogFilter, Store};
 
@@ -136,6 +138,60 @@ backends!(db: daily_counts_follow_the_admin_zone, |db| {
     assert_eq!(stored.len(), 3);
     assert_eq!(stored[2].suc_count, 2);
     assert_eq!(s.count_logs(0, i64::MAX).await.unwrap().total, 9);
+});
+
+backends!(db: settled_past_days_are_counted_again_only_now_and_then, |db| {
+    let s = &db.store;
+    let (g, j) = fixture(s).await;
+    let utc = settings("UTC", 0, 1_000);
+    let today = day_start(Tz::UTC, local_date(Tz::UTC, NOW));
+    let (yesterday, before) = (today - DAY, today - 2 * DAY);
+    log_at(s, g, j, yesterday + 1_000, 200, 200).await;
+    let open = log_at(s, g, j, before + 1_000, 200, 0).await; // still running
+    let days = |r: &jobwheel::actors::monitor_report::ReportPassReport| -> Vec<i64> {
+        r.reports.iter().map(|r| r.trigger_day).collect()
+    };
+    let counts = |day: i64| async move {
+        let stored = s.list_log_reports(day, day + 1).await.unwrap();
+        let r = &stored[0];
+        (r.running_count, r.suc_count, r.fail_count)
+    };
+    let first = report_pass(s, &utc, NOW, false).await.unwrap();
+    assert_eq!(days(&first), [today, yesterday, before]);
+
+    // yesterday is settled: a run added to it is not seen by the next pass; the day before
+    // still had a running run, and today is always counted
+    log_at(s, g, j, yesterday + 2_000, 200, 200).await;
+    s.complete_log(open, 500, None, NOW).await.unwrap();
+    let second = report_pass(s, &utc, NOW + 60_000, false).await.unwrap();
+    assert_eq!(days(&second), [today, before]);
+    assert_eq!(counts(yesterday).await, (0, 1, 0));
+    assert_eq!(counts(before).await, (0, 0, 1));
+
+    // both past days settled now, until their counts are 10 minutes old
+    let third = report_pass(s, &utc, NOW + 120_000, false).await.unwrap();
+    assert_eq!(days(&third), [today]);
+    let recount = NOW + SETTLED_DAY_RECOUNT_MS;
+    let fourth = report_pass(s, &utc, recount, false).await.unwrap();
+    assert_eq!(days(&fourth), [today, yesterday]);
+    assert_eq!(counts(yesterday).await, (0, 2, 0));
+});
+
+backends!(db: a_day_counted_before_its_end_is_counted_again_after_it, |db| {
+    let s = &db.store;
+    let (g, j) = fixture(s).await;
+    let utc = settings("UTC", 0, 1_000);
+    let today = day_start(Tz::UTC, local_date(Tz::UTC, NOW));
+    log_at(s, g, j, today + 1_000, 200, 200).await;
+    // counted as "today" at 23:59:30; the next pass, after midnight, counts it as yesterday
+    let before_midnight = today + DAY - 30_000;
+    report_pass(s, &utc, before_midnight, false).await.unwrap();
+    log_at(s, g, j, today + DAY - 1_000, 200, 200).await;
+    let after = report_pass(s, &utc, today + DAY + 30_000, false).await.unwrap();
+    let days: Vec<i64> = after.reports.iter().map(|r| r.trigger_day).collect();
+    assert!(days.contains(&today), "{days:?}");
+    let stored = s.list_log_reports(today, today + 1).await.unwrap();
+    assert_eq!(stored[0].suc_count, 2);
 });
 
 backends!(db: retention_deletes_old_logs_in_batches, |db| {
