@@ -144,35 +144,36 @@ pub(crate) fn stop_left_behind(log_base: &Path) -> Vec<HandleCallbackParam> {
         std::thread::sleep(Duration::from_millis(20));
     }
     groups().for_each(|pgid| signal_group(pgid, libc::SIGKILL));
+    let report = |(record, path): (ScriptRecord, PathBuf), killed: bool| {
+        let msg = stopped_message(&record, killed);
+        log::warn!(
+            "job {} log {}: {msg}; the run is reported failed",
+            record.job_id,
+            record.log_id
+        );
+        JobLog::new(log_base, record.log_date_time, record.log_id).line(&msg);
+        // should this executor die before the result is sent, the admin's lost-result monitor
+        // fails the run as it does any run whose executor is gone
+        if let Err(e) = std::fs::remove_file(&path) {
+            log::warn!("cannot remove script record {}: {e}", path.display());
+        }
+        HandleCallbackParam::new(record.log_id, record.log_date_time, FAIL_CODE, Some(msg))
+    };
     left.into_iter()
         .zip(signalled)
-        .map(|((record, path), killed)| {
-            let msg = match killed {
-                true => format!(
-                "the executor running this script (pid {}) stopped without ending it; the next \
-                 executor on its log path killed the script's process group {}",
-                record.executor.pid, record.group.pid
-            ),
-                false => format!(
-                "the executor running this script (pid {}) stopped without ending it; the script \
-                 had ended since, and its exit status is lost",
-                record.executor.pid
-            ),
-            };
-            log::warn!(
-                "job {} log {}: {msg}; the run is reported failed",
-                record.job_id,
-                record.log_id
-            );
-            JobLog::new(log_base, record.log_date_time, record.log_id).line(&msg);
-            // should this executor die before the result is sent, the admin's lost-result monitor
-            // fails the run as it does any run whose executor is gone
-            if let Err(e) = std::fs::remove_file(&path) {
-                log::warn!("cannot remove script record {}: {e}", path.display());
-            }
-            HandleCallbackParam::new(record.log_id, record.log_date_time, FAIL_CODE, Some(msg))
-        })
+        .map(|(left, killed)| report(left, killed))
         .collect()
+}
+
+/// The failure a left-behind script's run is reported with: `killed` its group, or found it gone.
+fn stopped_message(record: &ScriptRecord, killed: bool) -> String {
+    let (executor, group) = (record.executor.pid, record.group.pid);
+    let stopped =
+        format!("the executor running this script (pid {executor}) stopped without ending it");
+    match killed {
+        true => format!("{stopped}; the next executor on its log path killed the script's process group {group}"),
+        false => format!("{stopped}; the script had ended since, and its exit status is lost"),
+    }
 }
 
 /// The records under `log_base` whose executor no longer runs, each with its file; unreadable
