@@ -129,10 +129,6 @@ pub(crate) fn stop_left_behind(log_base: &Path) -> Vec<HandleCallbackParam> {
     let left = left_behind(log_base);
     // SIGTERM to every group at once, one grace for all of them, then SIGKILL
     let signalled: Vec<bool> = left.iter().map(|(r, _)| signal_left(r.group)).collect();
-    let members = |pgid: i32| {
-        // SAFETY: kill(2) with signal 0 only asks whether the group has members.
-        unsafe { libc::kill(-pgid, 0) == 0 }
-    };
     let deadline = Instant::now() + TERM_GRACE;
     let groups = || {
         left.iter()
@@ -140,7 +136,7 @@ pub(crate) fn stop_left_behind(log_base: &Path) -> Vec<HandleCallbackParam> {
             .filter(|(_, &s)| s)
             .map(|((r, _), _)| r.group.pid)
     };
-    while groups().any(members) && Instant::now() < deadline {
+    while groups().any(has_members) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     groups().for_each(|pgid| signal_group(pgid, libc::SIGKILL));
@@ -207,6 +203,12 @@ fn left_behind(log_base: &Path) -> Vec<(ScriptRecord, PathBuf)> {
     left
 }
 
+/// True while the process group `pgid` has a member.
+fn has_members(pgid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only asks whether the group has members.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
 /// SIGTERM to a recorded script's process group; false when nothing of the group is left.
 fn signal_left(group: ProcessStamp) -> bool {
     if ProcessStamp::of(group.pid).is_some_and(|now| now != group) {
@@ -214,8 +216,7 @@ fn signal_left(group: ProcessStamp) -> bool {
     }
     // Either the leader itself or, with it gone, members still in its group: Linux hands out no
     // pid still in use as a process group's id, so the group's id still means this group.
-    // SAFETY: kill(2) with signal 0 only asks whether the group has members.
-    if group.pid <= 1 || unsafe { libc::kill(-group.pid, 0) } != 0 {
+    if group.pid <= 1 || !has_members(group.pid) {
         return false;
     }
     signal_group(group.pid, libc::SIGTERM);

@@ -26,7 +26,7 @@ use jobwheel::store::{Backend, Store};
 
 use crate::cluster::{free_port, start_admin, wait_healthy, TOKEN};
 use crate::engine_support::*;
-use crate::kit::{expect_within, poll_for, Api, TestApp, TestDb, ADMIN_PASSWORD};
+use crate::kit::{alive, expect_within, poll_for, Api, TestApp, TestDb, ADMIN_PASSWORD};
 
 const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
 
@@ -97,13 +97,6 @@ impl Orphans {
             .filter_map(|l| l.trim().parse().ok())
             .collect()
     }
-}
-
-/// True while the process runs (a zombie, whose exit nobody collected yet, does not).
-fn running(pid: i32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-    state.is_some_and(|state| !state.starts_with('Z') && !state.starts_with('X'))
 }
 
 impl Drop for Orphans {
@@ -398,7 +391,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
     let left: Vec<i32> = orphans
         .pids()
         .into_iter()
-        .filter(|&pid| running(pid))
+        .filter(|&pid| alive(pid))
         .collect();
     assert!(
         left.is_empty(),

@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 /// App name every test executor registers under.
 pub const APP: &str = "test-app";
 
+#[allow(unused_imports)] // the security tests include this file without using it
+pub use crate::kit::alive;
 pub use crate::kit::poll_for;
 pub use jobwheel::clock::now_ms;
 
@@ -558,24 +560,6 @@ pub fn signal(pid: i32, sig: i32) {
     // SAFETY: plain kill(2).
     unsafe {
         libc::kill(pid, sig);
-    }
-}
-
-/// True while a process with this pid exists (zombies excluded).
-pub fn alive(pid: i32) -> bool {
-    // SAFETY: kill(pid, 0) only checks existence.
-    let exists = unsafe { libc::kill(pid, 0) } == 0;
-    if !exists {
-        return false;
-    }
-    // a reaped-later zombie does not run; treat it as gone
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .map(|rest| rest.trim_start().starts_with('Z'))
-            .unwrap_or(false),
-        Err(_) => false,
     }
 }
 

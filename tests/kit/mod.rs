@@ -93,3 +93,21 @@ macro_rules! backends {
         }
     };
 }
+
+/// True while a process with this pid exists (zombies excluded).
+pub fn alive(pid: i32) -> bool {
+    // SAFETY: kill(pid, 0) only checks existence.
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    if !exists {
+        return false;
+    }
+    // a reaped-later zombie does not run; treat it as gone
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .map(|rest| rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}
