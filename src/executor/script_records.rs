@@ -345,9 +345,15 @@ mod tests {
     #[test]
     fn members_outliving_their_leader_are_killed() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("member.pid");
-        let mut leader = group(&format!("sleep 30 & echo $! > '{}'", pid_file.display()));
+        let (pid_file, go) = (dir.path().join("member.pid"), dir.path().join("go"));
+        // the leader stays until its stamp is taken (a zombie has none), then leaves its member
+        let mut leader = group(&format!(
+            "sleep 30 & echo $! > '{}'; while [ ! -e '{}' ]; do sleep 0.01; done",
+            pid_file.display(),
+            go.display()
+        ));
         let group_stamp = stamp(&leader);
+        std::fs::write(&go, "").unwrap();
         leader.wait().unwrap(); // the leader is gone; its background member is not
         let member: i32 = std::fs::read_to_string(&pid_file)
             .unwrap()
