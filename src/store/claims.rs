@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::jobs::parse_column;
 use super::rows::RowExt;
 use super::schedule::{on_tx, ScheduleTx, Tx};
-use super::{on_pool, Store, StoreError, StoreResult};
+use super::{on_pool, retry_on_deadlock, Store, StoreError, StoreResult};
 use crate::model::{alarm_status, MisfireStrategy, TriggerType, TRIGGER_STATUS_RUNNING};
 
 /// One claimed fire time of one job.
@@ -138,13 +138,15 @@ impl Store {
     /// A graceful stop: the fire times `node` still holds get no owner, so the next pass of
     /// any live admin takes them over at once, and its row goes. Returns the fires handed back.
     pub async fn leave_cluster(&self, node: &str) -> StoreResult<u64> {
-        let hand_back = self.sql("UPDATE fire_claim SET owner = '' WHERE owner = ?");
+        // found through the owner index, then handed back by key: InnoDB answers
+        // `UPDATE ... WHERE owner = ?` (it sets the column it would search by) with a scan of
+        // the primary key, which under REPEATABLE READ locks every admin's claims and the gaps
+        // between them until it commits, so the other admins' passes wait or deadlock
+        let held = self.claims_of(node).await?;
+        let handed = self.hand_back_own_claims(node, &held).await?;
         let remove = self.sql("DELETE FROM admin_node WHERE id = ?");
-        on_pool!(self, pool => {
-            let handed = sqlx::query(&hand_back).bind(node).execute(pool).await?.rows_affected();
-            sqlx::query(&remove).bind(node).execute(pool).await?;
-            Ok(handed)
-        })
+        on_pool!(self, pool => sqlx::query(&remove).bind(node).execute(pool).await.map(drop)?);
+        Ok(handed)
     }
 
     /// Forgets claimed fire times whose outcome is written (or that will never fire).
@@ -187,16 +189,20 @@ impl Store {
                 Some(_) => self.sql(format!("{sql} AND owner = ?")),
                 None => self.sql(sql),
             };
-            changed += on_pool!(self, pool => {
-                let mut q = sqlx::query(&sql).persistent(false).bind(fire_time);
-                for job in jobs {
-                    q = q.bind(job);
-                }
-                if let Some(owner) = owner {
-                    q = q.bind(owner);
-                }
-                q.execute(pool).await?.rows_affected()
-            });
+            // each statement is whole or nothing, so one that lost a deadlock is simply re-run
+            changed += retry_on_deadlock(|| async {
+                Ok(on_pool!(self, pool => {
+                    let mut q = sqlx::query(&sql).persistent(false).bind(fire_time);
+                    for job in &jobs {
+                        q = q.bind(*job);
+                    }
+                    if let Some(owner) = owner {
+                        q = q.bind(owner);
+                    }
+                    q.execute(pool).await?.rows_affected()
+                }))
+            })
+            .await?;
         }
         Ok(changed)
     }

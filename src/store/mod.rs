@@ -204,6 +204,24 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
+/// The options of every MySQL pool of the store: each connection runs at READ COMMITTED.
+///
+/// The store's statements are written for PostgreSQL's READ COMMITTED. Under InnoDB's default
+/// REPEATABLE READ a statement also locks every row and gap its scan passes until it commits, so
+/// one admin's write that scans blocks, or deadlocks with, the claims and run rows the other
+/// admins are writing. (InnoDB refuses READ COMMITTED with statement-based binary logging;
+/// MariaDB's and MySQL's defaults, mixed and row, accept it.)
+fn mysql_pool() -> MySqlPoolOptions {
+    MySqlPoolOptions::new().after_connect(|conn, _| {
+        Box::pin(async move {
+            sqlx::query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+                .execute(conn)
+                .await
+                .map(drop)
+        })
+    })
+}
+
 impl Store {
     /// Connects to the database the URL names, creating an SQLite file and its folder if needed.
     pub async fn connect(url: &str, settings: &PoolSettings) -> StoreResult<Store> {
@@ -250,7 +268,7 @@ impl Store {
                 let options = MySqlConnectOptions::from_str(&url)
                     .map_err(|e| StoreError::BadUrl(format!("invalid MySQL URL '{url}': {e}")))?
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
-                let pool = MySqlPoolOptions::new()
+                let pool = mysql_pool()
                     .max_connections(settings.max_connections)
                     .acquire_timeout(settings.acquire_timeout)
                     .connect_with(options)
@@ -284,7 +302,7 @@ impl Store {
                     .connect_lazy_with((*pool.connect_options()).clone()),
             ),
             Db::MySql(pool) => Db::MySql(
-                MySqlPoolOptions::new()
+                mysql_pool()
                     .max_connections(1)
                     .acquire_timeout(WAIT)
                     .connect_lazy_with((*pool.connect_options()).clone()),

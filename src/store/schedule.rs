@@ -230,16 +230,9 @@ impl Store {
         let tx = match &self.db {
             Db::Sqlite(_) => return self.begin_schedule().await,
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
-            // InnoDB's REPEATABLE READ would keep locks on every row the due scan passes,
-            // other admins' shares included; READ COMMITTED keeps only the rows returned
-            Db::MySql(pool) => {
-                // `SET TRANSACTION` sets the level of the connection's next transaction only
-                let mut conn = pool.acquire().await?;
-                sqlx::query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
-                    .execute(&mut *conn)
-                    .await?;
-                Tx::MySql(Transaction::begin(conn, None).await?)
-            }
+            // at READ COMMITTED, as every MySQL connection is, the due scan keeps locks only on
+            // the rows it returns, not on other admins' shares it passes
+            Db::MySql(pool) => Tx::MySql(pool.begin().await?),
         };
         let lose_answer = self.take_lost_commit_answer();
         Ok(ScheduleTx {

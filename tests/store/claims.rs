@@ -267,3 +267,65 @@ backends!(db: claims_of_a_commit_that_went_unanswered_are_handed_back_and_taken_
     assert_eq!((taken.taken_over, fired), (written.len(), written.clone()));
     assert!(s.claims_of("").await.unwrap().is_empty());
 });
+
+/// An admin leaving the cluster hands back its own claims without touching another admin's: on
+/// PostgreSQL and MySQL it does not wait for a pass that is writing claims of its own, and
+/// that pass commits them unchanged.
+#[tokio::test]
+async fn leaving_the_cluster_waits_for_no_other_admins_pass() {
+    use jobwheel::store::Backend;
+    use std::time::Duration;
+    for backend in [Backend::Postgres, Backend::MySql] {
+        let Some(db) = crate::kit::db::TestDb::create(backend).await else {
+            continue;
+        };
+        let s = &db.store;
+        let g = new_group(s, "leaving").await;
+        let cron = TriggerType::Cron;
+        let mut jobs = Vec::new();
+        for i in 0..40 {
+            jobs.push(s.insert_job(&job(g, &format!("j{i}"))).await.unwrap());
+        }
+        // jobs interleaved between the two admins, as shares by id are
+        let mine: Vec<_> = jobs
+            .iter()
+            .step_by(2)
+            .map(|j| (at(*j, 5_000), cron))
+            .collect();
+        let theirs: Vec<_> = jobs
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|j| (at(*j, 5_000), cron))
+            .collect();
+        let mut tx = s.begin_shared_schedule().await.unwrap();
+        tx.insert_claims("leaving", &mine).await.unwrap();
+        tx.commit().await.unwrap();
+
+        // the other admin's pass, still open
+        let mut pass = s.begin_shared_schedule().await.unwrap();
+        pass.insert_claims("staying", &theirs).await.unwrap();
+        let store = s.clone();
+        let mut leave = tokio::spawn(async move { store.leave_cluster("leaving").await });
+        let left_meanwhile = tokio::time::timeout(Duration::from_secs(5), &mut leave).await;
+        // the pass commits whatever happened, so that a failed check hangs nothing
+        pass.commit().await.unwrap();
+        let (left_meanwhile, handed) = match left_meanwhile {
+            Ok(left) => (true, left.unwrap().unwrap()),
+            Err(_) => (false, leave.await.unwrap().unwrap()),
+        };
+
+        assert!(
+            left_meanwhile,
+            "{backend:?}: leaving waited for the other admin's pass"
+        );
+        assert_eq!(handed, 20, "{backend:?}");
+        assert_eq!(s.claims_of("").await.unwrap().len(), 20, "{backend:?}");
+        assert_eq!(
+            s.claims_of("staying").await.unwrap().len(),
+            20,
+            "{backend:?}"
+        );
+        db.drop_db().await;
+    }
+}
