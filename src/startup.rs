@@ -10,6 +10,7 @@ use actix_web::{App, HttpServer};
 
 use crate::actors::call_gauge::CallGauge;
 use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
+use crate::actors::lease::Lease;
 use crate::actors::monitor::{MonitorSettings, PassTurns};
 use crate::actors::monitor_fail::FailMonitor;
 use crate::actors::monitor_lost::LostResultMonitor;
@@ -25,7 +26,7 @@ use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo, Boot
 use crate::config::{AdminSettings, LocalExecutorSettings};
 use crate::executor::{shutdown_signal, Executor};
 use crate::metrics::AdminMetrics;
-use crate::store::{ActorStore, PoolSettings, Store, StoreError};
+use crate::store::{ActorStore, Backend, PoolSettings, Store, StoreError};
 use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
 
@@ -128,12 +129,19 @@ pub fn start_actors_with(
     // actors reach the database only through tasks of their own (see `ActorStore`)
     let db = ActorStore::new(store.clone());
     let metrics = Arc::new(AdminMetrics::new());
+    let node_id: Arc<str> = uuid::Uuid::new_v4().to_string().into();
+    // on SQLite an admin is alone: no one takes its claims over while it stalls
+    let lease = match store.backend() {
+        Backend::Sqlite => Arc::new(Lease::default()),
+        _ => Lease::of(node_id.clone()),
+    };
     let env = TriggerEnv {
         metrics: metrics.clone(),
         store: db.clone(),
         access_token: access_token.to_string(),
         default_tz: settings.timezone,
         admin_address,
+        lease: lease.clone(),
     };
     let pools = dispatch_settings(
         settings.trigger_pool_fast_max,
@@ -167,13 +175,16 @@ pub fn start_actors_with(
     });
     // XXL-JOB's pre-read batch: (fast + slow) * 10
     let batch = ((settings.trigger_pool_fast_max + settings.trigger_pool_slow_max) * 10) as i64;
-    let node_id: Arc<str> = uuid::Uuid::new_v4().to_string().into();
     let node = Supervisor::start({
         // a connection of its own: a busy pool must not make this admin look dead
         let store = ActorStore::new(store.own_connection());
         let (id, address) = (node_id.clone(), env.admin_address.clone());
         let life = board.life("node-beat");
-        move |_| NodeBeat::new(store.clone(), id.clone(), address.clone()).with_life(life)
+        move |_| {
+            NodeBeat::new(store.clone(), id.clone(), address.clone())
+                .with_life(life.clone())
+                .with_lease(lease.clone())
+        }
     });
     let schedule = Supervisor::start({
         let store = db.clone();

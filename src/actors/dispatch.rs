@@ -415,6 +415,26 @@ impl Handler<TriggerBatch> for TriggerWorker {
         // each wake-up, so a burst of N triggers would cost O(N²) polls.
         actix::spawn(async move {
             let mut triggers = msg.triggers;
+            // fires claimed before this admin's beats stalled may be another admin's by now:
+            // neither prepared nor dispatched here (see `lease`)
+            let now = now_ms();
+            let mut fenced = Vec::new();
+            triggers.retain_mut(|t| match t.claim() {
+                Some(key) if env.lease.fenced(now, key.fire_time) => {
+                    fenced.push(key);
+                    drop(guards.pop());
+                    if let Some(reply) = t.reply.take() {
+                        let _ = reply.send(not_dispatched());
+                    }
+                    false
+                }
+                _ => true,
+            });
+            if triggers.is_empty() {
+                // nothing to prepare: an empty pass would read as the database answering
+                env.lease.hand_back(&env.store, fenced);
+                return;
+            }
             let replies: Vec<_> = triggers.iter_mut().map(|t| t.reply.take()).collect();
             let prepared = prepare_batch(&env, triggers, msg.ahead).await;
             let mut ready = Vec::with_capacity(prepared.len());
@@ -454,6 +474,17 @@ impl Handler<TriggerBatch> for TriggerWorker {
                 let Ok(permit) = permits.clone().acquire_owned().await else {
                     return;
                 };
+                // the check again, at the last moment: the stall may come while a fire waits
+                if let Some(key) = p
+                    .claim()
+                    .filter(|k| env.lease.fenced(now_ms(), k.fire_time))
+                {
+                    fenced.push(key);
+                    if let Some(reply) = reply {
+                        let _ = reply.send(not_dispatched());
+                    }
+                    continue;
+                }
                 let (env, client, router, outcomes, dispatcher, dispatch_time) = (
                     env.clone(),
                     client.clone(),
@@ -497,7 +528,18 @@ impl Handler<TriggerBatch> for TriggerWorker {
                     }
                 });
             }
+            env.lease.hand_back(&env.store, fenced);
         });
+    }
+}
+
+/// The report of a claimed fire this admin did not dispatch, its claim being in doubt.
+fn not_dispatched() -> TriggerReport {
+    TriggerReport {
+        error: Some(
+            "not dispatched: this admin's heartbeat stalled; its claim is handed back".into(),
+        ),
+        ..Default::default()
     }
 }
 

@@ -35,6 +35,8 @@ pub mod db_retry;
 #[cfg(feature = "admin")]
 pub mod dispatch;
 #[cfg(feature = "admin")]
+pub mod lease;
+#[cfg(feature = "admin")]
 pub mod monitor;
 #[cfg(feature = "admin")]
 pub mod monitor_fail;

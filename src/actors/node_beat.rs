@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use super::lease::Lease;
 use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
 use crate::store::{ActorStore, Share};
@@ -69,6 +70,8 @@ pub struct NodeBeat {
     stepped_down: bool,
     left: bool,
     life: ActorLife,
+    /// Renewed by each beat that lands.
+    lease: Arc<Lease>,
 }
 
 impl NodeBeat {
@@ -85,7 +88,13 @@ impl NodeBeat {
             stepped_down: false,
             left: false,
             life: ActorLife::detached("node-beat"),
+            lease: Default::default(),
         }
+    }
+
+    /// Renews `lease` with each beat that lands.
+    pub fn with_lease(self, lease: Arc<Lease>) -> Self {
+        NodeBeat { lease, ..self }
     }
 
     /// Reports its life on an admin's board instead of one of its own.
@@ -126,6 +135,7 @@ impl NodeBeat {
                     }
                 }
                 if let Ok(members) = &result {
+                    act.lease.beaten(at);
                     act.follow(members);
                 }
                 match (result, act.healthy_since) {

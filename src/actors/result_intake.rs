@@ -354,6 +354,7 @@ mod tests {
             access_token: "test-token".into(),
             default_tz: chrono_tz::UTC,
             admin_address: String::new(),
+            lease: Default::default(),
         };
         let calls = CallGauge::new();
         let dispatcher =

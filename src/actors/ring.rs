@@ -91,8 +91,9 @@ impl RingActor {
     /// Hands over every entry due by the end of `now`'s second plus [`LEAD_SECONDS`].
     fn tick(&mut self, now: i64) {
         let through = now.div_euclid(1_000) + LEAD_SECONDS;
+        let from = first_slot_second(self.handed_through, through);
         self.handed_through = self.handed_through.max(through);
-        let entries = take_through(&mut self.slots, through);
+        let entries = take_through(&mut self.slots, from, through);
         self.hand_over(entries, now);
         self.metrics.ring_occupancy(self.pending());
     }
@@ -155,11 +156,23 @@ fn wait_for_tick(now: i64) -> u64 {
     }
 }
 
-/// Removes and returns the entries whose second is at most `through`, from the slots of
-/// [`SLOTS_BEHIND`] seconds before the current one (`through - LEAD_SECONDS`) up to `through`.
-fn take_through(slots: &mut [Vec<FireTime>], through: i64) -> Vec<FireTime> {
+/// The first second whose slot a tick handing over through `through` drains, the last tick having
+/// handed over through `handed`: [`SLOTS_BEHIND`] seconds before the current one, or every
+/// second since the last tick when ticks were missed (the process paused), so that what the
+/// skipped slots hold goes now rather than a minute late when the ring comes round to them.
+fn first_slot_second(handed: i64, through: i64) -> i64 {
+    let usual = through - LEAD_SECONDS - SLOTS_BEHIND;
+    handed
+        .saturating_add(1)
+        .min(usual)
+        .max(through - SLOTS as i64 + 1)
+}
+
+/// Removes and returns the entries whose second is at most `through`, from the slots of the
+/// seconds `from` to `through`.
+fn take_through(slots: &mut [Vec<FireTime>], from: i64, through: i64) -> Vec<FireTime> {
     let mut due_all = Vec::new();
-    for second in (through - LEAD_SECONDS - SLOTS_BEHIND)..=through {
+    for second in from..=through {
         let slot = second.rem_euclid(SLOTS as i64) as usize;
         if slots[slot].is_empty() {
             continue;
@@ -261,19 +274,58 @@ mod tests {
         };
         let second = |t: i64| t / 1_000;
         // the tick at `base` hands over its own second and the next one
+        let through = |t: i64| second(t) + LEAD_SECONDS;
+        let usual = |t: i64| first_slot_second(through(t) - 1, through(t));
         assert_eq!(
-            ids(take_through(&mut slots, second(base) + LEAD_SECONDS)),
+            ids(take_through(&mut slots, usual(base), through(base))),
             vec![1, 2, 3]
         );
-        assert!(take_through(&mut slots, second(base + 1_000) + LEAD_SECONDS).is_empty());
+        let next = base + 1_000;
+        assert!(take_through(&mut slots, usual(next), through(next)).is_empty());
         assert_eq!(slots.iter().map(Vec::len).sum::<usize>(), 1);
         // a minute later the last one is handed over
+        let later = base + 60_000;
         assert_eq!(
-            ids(take_through(
-                &mut slots,
-                second(base + 60_000) + LEAD_SECONDS
-            )),
+            ids(take_through(&mut slots, usual(later), through(later))),
             vec![4]
         );
+    }
+
+    #[test]
+    fn ticks_missed_in_a_pause_are_made_up_at_the_next_one() {
+        let through = 1_000;
+        // ticks every second: the usual seconds behind
+        assert_eq!(
+            first_slot_second(through - 1, through),
+            through - LEAD_SECONDS - SLOTS_BEHIND
+        );
+        // the last tick 8 s ago: every second since
+        assert_eq!(first_slot_second(through - 9, through), through - 8);
+        // never more than the ring holds, nor before the first tick
+        assert_eq!(
+            first_slot_second(through - 500, through),
+            through - SLOTS as i64 + 1
+        );
+        assert_eq!(
+            first_slot_second(i64::MIN, through),
+            through - SLOTS as i64 + 1
+        );
+    }
+
+    #[test]
+    fn a_fire_in_a_slot_a_pause_skipped_goes_at_the_next_tick() {
+        let mut slots = vec![Vec::new(); SLOTS];
+        let base = 1_700_000_000_000_i64;
+        let entry = FireTime {
+            job_id: 7,
+            fire_time: base + 3_000,
+        };
+        let slot = (entry.fire_time / 1_000).rem_euclid(SLOTS as i64) as usize;
+        slots[slot].push(entry);
+        // handed over through `base`'s second, then a pause until 10 s later
+        let handed = base / 1_000;
+        let through = (base + 10_000) / 1_000 + LEAD_SECONDS;
+        let due = take_through(&mut slots, first_slot_second(handed, through), through);
+        assert_eq!(due.len(), 1);
     }
 }

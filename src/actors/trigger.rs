@@ -14,6 +14,7 @@ use chrono_tz::Tz;
 use tokio::sync::oneshot;
 
 use super::db_retry::until_written;
+use super::lease::Lease;
 use crate::clock::now_ms;
 use crate::executor_client::{failure, Credentials, ExecutorClient};
 use crate::metrics::AdminMetrics;
@@ -82,6 +83,8 @@ pub struct TriggerEnv {
     pub admin_address: String,
     /// Where fires, results and lost runs are counted.
     pub metrics: Arc<AdminMetrics>,
+    /// Whether this admin's claimed fire times are still surely its own.
+    pub lease: Arc<Lease>,
 }
 
 /// The outcome of one trigger: a log row per shard.

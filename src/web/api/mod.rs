@@ -199,6 +199,7 @@ fn trigger_env(state: &AppState) -> TriggerEnv {
         default_tz: state.settings.timezone,
         admin_address: String::new(),
         metrics: state.metrics.clone(),
+        lease: Default::default(),
     }
 }
 
