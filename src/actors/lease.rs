@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::db_retry::until_written;
 use super::node_beat::NODE_DEAD_AFTER_MS;
-use super::schedule::PRE_READ_MS;
+use super::schedule::{first_jobs, PRE_READ_MS};
 use crate::clock::now_ms;
 use crate::store::{ActorStore, ClaimKey};
 
@@ -79,7 +79,7 @@ impl Lease {
              other admins may have taken over its fire times: {} claimed fire(s) not dispatched \
              (jobs {}), handed back to be fired once by whichever admin takes them over",
             keys.len(),
-            job_list(&keys)
+            first_jobs(keys.iter().map(|k| k.job_id))
         );
         let (lease, store) = (self.clone(), store.clone());
         actix::spawn(async move {
@@ -93,15 +93,6 @@ impl Lease {
             });
         });
     }
-}
-
-/// The first few job ids of `keys`, for a log line.
-fn job_list(keys: &[ClaimKey]) -> String {
-    let mut ids: Vec<String> = keys.iter().take(5).map(|k| k.job_id.to_string()).collect();
-    if keys.len() > 5 {
-        ids.push("…".into());
-    }
-    ids.join(", ")
 }
 
 #[cfg(test)]

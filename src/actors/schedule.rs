@@ -387,18 +387,22 @@ fn log_misfires(jobs: &[DueJob], now: i64) {
         .iter()
         .filter(|j| j.misfire_strategy == MisfireStrategy::FireOnceNow)
         .count();
-    let first: Vec<String> = late.iter().take(5).map(|j| j.id.to_string()).collect();
-    let more = if late.len() > first.len() {
-        ", …"
-    } else {
-        ""
-    };
     log::warn!(
-        "{} job(s) misfired, their fire times more than {MISFIRE_AFTER_MS} ms past: {} skipped (DO_NOTHING), {once_now} fired once now (FIRE_ONCE_NOW); jobs {}{more}",
+        "{} job(s) misfired, their fire times more than {MISFIRE_AFTER_MS} ms past: {} skipped (DO_NOTHING), {once_now} fired once now (FIRE_ONCE_NOW); jobs {}",
         late.len(),
         late.len() - once_now,
-        first.join(", ")
+        first_jobs(late.iter().map(|j| j.id))
     );
+}
+
+/// The first five of `ids` for a log line, with `…` after them when there are more.
+pub(crate) fn first_jobs(ids: impl ExactSizeIterator<Item = i32>) -> String {
+    let more = ids.len() > 5;
+    let mut first: Vec<String> = ids.take(5).map(|id| id.to_string()).collect();
+    if more {
+        first.push("…".into());
+    }
+    first.join(", ")
 }
 
 /// The claims behind `m`, even if a pass panicked while holding them (a plain list stays whole).
@@ -513,6 +517,13 @@ pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn log_lines_name_the_first_five_jobs() {
+        assert_eq!(super::first_jobs([3, 4].into_iter()), "3, 4");
+        assert_eq!(super::first_jobs(1..6), "1, 2, 3, 4, 5");
+        assert_eq!(super::first_jobs(1..7), "1, 2, 3, 4, 5, …");
+    }
+
     use super::*;
 
     #[test]
