@@ -24,7 +24,7 @@ use super::common::{
 use super::db::{scheduled_job, BenchDb, BENCH_APP};
 use super::procs::{cpu_percent, free_port, ProcSample, Spawned};
 use super::sim::{parse_receipts, Receipt, ReceiptReport, Reporting, SimExecutor, RECEIPTS_PATH};
-use super::stats::{check_fires, ms, summarize, FireCheck, Lateness, Table};
+use super::stats::{check_fires, ms, percentile, summarize, FireCheck, Lateness, Table};
 
 /// Most results in one callback post of a simulated executor process, as a real executor's.
 pub const RESULT_BATCH: usize = 1_000;
@@ -140,6 +140,8 @@ struct Outcome {
     failed_triggers: usize,
     /// Each admin's CPU over the window, percent of one core.
     admin_cpu: Vec<f64>,
+    /// Lateness p50 and p99 of each share (fires of jobs whose `id % admins` is its index).
+    by_share: Vec<(f64, f64)>,
     note: String,
 }
 
@@ -173,6 +175,18 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
             o.config.label(&server),
             seconds.join(" ")
         );
+        // the admins split the jobs by `id % admins`: one slow admin shows as one slow share
+        if o.by_share.len() > 1 {
+            let shares: Vec<String> = (o.by_share.iter().enumerate())
+                .map(|(i, (p50, p99))| format!("{i}: {p50:.0} / {p99:.0}"))
+                .collect();
+            println!(
+                "{}: p50 / p99 in ms by job id % {}: {}",
+                o.config.label(&server),
+                o.by_share.len(),
+                shares.join(", ")
+            );
+        }
     }
     if let Some(o) = outcomes.iter().find(|o| o.lateness.all.is_empty()) {
         return Err(format!(
@@ -380,6 +394,7 @@ fn measure(
     if bad > 0 {
         note.push_str(&format!("{bad} unreadable /run bodies; "));
     }
+    let by_share = by_share(&fires, &late, config.admins, (t0, end));
     Outcome {
         config,
         expected: ids.len() * ((end - t0) / 1_000).max(0) as usize,
@@ -394,8 +409,35 @@ fn measure(
         code_zero: runs.code_zero,
         failed_triggers: runs.failed,
         admin_cpu: Vec::new(),
+        by_share,
         note,
     }
+}
+
+/// Lateness p50 and p99 of the window's fires of each share (`job id % shares`); `fires` and
+/// `late` are parallel, as [`match_receipts`] gives them.
+fn by_share(
+    fires: &[(i32, i64)],
+    late: &[(i64, f64)],
+    shares: usize,
+    (start, end): (i64, i64),
+) -> Vec<(f64, f64)> {
+    let mut samples = vec![Vec::new(); shares.max(1)];
+    for (&(job, _), &(second, ms)) in fires.iter().zip(late) {
+        if second >= start && second < end {
+            samples[job.rem_euclid(shares.max(1) as i32) as usize].push(ms);
+        }
+    }
+    samples
+        .into_iter()
+        .map(|mut sample| {
+            sample.sort_by(f64::total_cmp);
+            match sample.is_empty() {
+                true => (0.0, 0.0),
+                false => (percentile(&sample, 50.0), percentile(&sample, 99.0)),
+            }
+        })
+        .collect()
 }
 
 /// What the run rows say against what the executors received.
@@ -554,6 +596,20 @@ pub async fn sim_executor_main(admins: Vec<String>, port: u16) -> Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shares_split_the_window_by_job_id() {
+        // jobs 3 and 6 are share 0, job 4 share 1; nothing of share 2; second 9,000 is outside
+        let fires = [(3, 1_000), (6, 1_000), (4, 2_000), (4, 9_000)];
+        let late = [
+            (1_000, 10.0),
+            (1_000, 30.0),
+            (2_000, 2_500.0),
+            (9_000, 99.0),
+        ];
+        let shares = by_share(&fires, &late, 3, (0, 5_000));
+        assert_eq!(shares, vec![(10.0, 30.0), (2_500.0, 2_500.0), (0.0, 0.0)]);
+    }
 
     #[test]
     fn configs_parse_and_check_the_server() {

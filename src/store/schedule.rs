@@ -174,6 +174,54 @@ const CLAIM: &str =
     "UPDATE job_info SET trigger_last_time = ?, trigger_next_time = ?, trigger_status = ? \
     WHERE id = ? AND trigger_status = ? AND trigger_next_time = ?";
 
+/// Ids per statement when a MySQL share's rows are locked by key: far below the server's
+/// 65,535 bound parameters.
+const LOCK_BY_ID_CHUNK: usize = 5_000;
+
+/// [`ScheduleTx::due_jobs`] of a shared pass on MySQL: the share's due ids read without locks,
+/// then those rows locked by primary key, skipping any another pass holds.
+///
+/// InnoDB (MariaDB at least) keeps, even at `READ COMMITTED`, the lock of every row a locking
+/// scan passes, the other shares' rows included: one pass scanning the due index would make
+/// the others skip their own rows until it commits, and those fires would go out seconds late
+/// as strays. A row claimed meanwhile no longer passes the second read's conditions.
+async fn mysql_due_share(
+    tx: &mut Transaction<'static, MySql>,
+    before: i64,
+    limit: i64,
+    share: Share,
+    stray: i64,
+) -> StoreResult<Vec<DueJob>> {
+    let ids: Vec<i32> = sqlx::query_scalar(&format!("SELECT id FROM job_info {DUE_JOBS_OF_SHARE}"))
+        .bind(TRIGGER_STATUS_RUNNING)
+        .bind(before)
+        .bind(share.of as i32)
+        .bind(share.index as i32)
+        .bind(stray)
+        .bind(limit)
+        .fetch_all(&mut **tx)
+        .await?;
+    let mut jobs = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(LOCK_BY_ID_CHUNK) {
+        let sql = format!(
+            "SELECT {DUE_COLUMNS} FROM job_info FORCE INDEX (PRIMARY) WHERE id IN ({}) \
+             AND trigger_status = ? AND trigger_next_time <= ? FOR UPDATE SKIP LOCKED",
+            super::placeholders(chunk.len())
+        );
+        let mut q = sqlx::query(&sql).persistent(false);
+        for id in chunk {
+            q = q.bind(id);
+        }
+        let q = q.bind(TRIGGER_STATUS_RUNNING).bind(before);
+        let mut rows = q.fetch(&mut **tx);
+        while let Some(row) = rows.try_next().await? {
+            jobs.push(due_job_from_row(&row)?);
+        }
+    }
+    jobs.sort_by_key(|job| job.trigger_next_time);
+    Ok(jobs)
+}
+
 /// Runs the same body on whichever transaction is open; `$sql` is rewritten for PostgreSQL.
 macro_rules! on_tx {
     ($self:expr, $sql:expr, |$tx:ident, $stmt:ident| $body:expr) => {
@@ -230,8 +278,7 @@ impl Store {
         let tx = match &self.db {
             Db::Sqlite(_) => return self.begin_schedule().await,
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
-            // at READ COMMITTED, as every MySQL connection is, the due scan keeps locks only on
-            // the rows it returns, not on other admins' shares it passes
+            // its share is locked by key, not by a scan (see `mysql_due_share`)
             Db::MySql(pool) => Tx::MySql(pool.begin().await?),
         };
         let lose_answer = self.take_lost_commit_answer();
@@ -393,6 +440,9 @@ impl ScheduleTx {
         limit: i64,
         share: Option<(Share, i64)>,
     ) -> StoreResult<Vec<DueJob>> {
+        if let (Tx::MySql(tx), true, Some((share, stray))) = (&mut self.tx, self.shared, share) {
+            return mysql_due_share(tx, before, limit, share, stray).await;
+        }
         let sql = match share {
             None => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}"),
             Some(_) => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS_OF_SHARE}"),

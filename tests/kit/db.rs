@@ -128,18 +128,22 @@ impl TestDb {
 
 impl Drop for TestDb {
     /// A test that failed before [`TestDb::drop_db`] still leaves no database behind: the drop
-    /// runs on a thread and runtime of its own, since this may run inside async code.
+    /// runs on a thread and runtime of its own, since this may run inside async code. The wait
+    /// is bounded: a transaction the failed test left open holds the tables until its pool,
+    /// further up the unwinding stack, is dropped, and the drop goes on once it is.
     fn drop(&mut self) {
         if let Some((server, name)) = self.scratch.take() {
-            let _ = std::thread::spawn(move || {
+            let (done, dropped) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
                 if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                 {
                     let _ = rt.block_on(Store::drop_scratch_database(&server, &name));
                 }
-            })
-            .join();
+                let _ = done.send(());
+            });
+            let _ = dropped.recv_timeout(std::time::Duration::from_secs(10));
         }
     }
 }
