@@ -178,34 +178,39 @@ const CLAIM: &str =
 /// 65,535 bound parameters.
 const LOCK_BY_ID_CHUNK: usize = 5_000;
 
-/// [`ScheduleTx::due_jobs`] of a shared pass on MySQL: the share's due ids read without locks,
-/// then those rows locked by primary key, skipping any another pass holds.
+/// [`ScheduleTx::due_jobs`] on MySQL: the due ids read without locks, then those rows locked by
+/// primary key (`lock`: [`ScheduleTx::row_lock`]).
 ///
 /// InnoDB (MariaDB at least) keeps, even at `READ COMMITTED`, the lock of every row a locking
-/// scan passes, the other shares' rows included: one pass scanning the due index would make
+/// scan of the due index passes, the other shares' rows included: one pass's scan would make
 /// the others skip their own rows until it commits, and those fires would go out seconds late
-/// as strays. A row claimed meanwhile no longer passes the second read's conditions.
-async fn mysql_due_share(
+/// as strays. A scan that waits for a row also holds its index entry, which the claim of the
+/// pass holding the row must change: a deadlock. Locked by key, a row claimed meanwhile is read
+/// as committed and no longer passes the second read's conditions.
+async fn mysql_due_jobs(
     tx: &mut Transaction<'static, MySql>,
-    before: i64,
-    limit: i64,
-    share: Share,
-    stray: i64,
+    (before, limit): (i64, i64),
+    share: Option<(Share, i64)>,
+    lock: &str,
 ) -> StoreResult<Vec<DueJob>> {
-    let ids: Vec<i32> = sqlx::query_scalar(&format!("SELECT id FROM job_info {DUE_JOBS_OF_SHARE}"))
+    let filter = if share.is_some() {
+        DUE_JOBS_OF_SHARE
+    } else {
+        DUE_JOBS
+    };
+    let sql = format!("SELECT id FROM job_info {filter}");
+    let mut q = sqlx::query_scalar(&sql)
         .bind(TRIGGER_STATUS_RUNNING)
-        .bind(before)
-        .bind(share.of as i32)
-        .bind(share.index as i32)
-        .bind(stray)
-        .bind(limit)
-        .fetch_all(&mut **tx)
-        .await?;
+        .bind(before);
+    if let Some((share, stray)) = share {
+        q = q.bind(share.of as i32).bind(share.index as i32).bind(stray);
+    }
+    let ids: Vec<i32> = q.bind(limit).fetch_all(&mut **tx).await?;
     let mut jobs = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(LOCK_BY_ID_CHUNK) {
         let sql = format!(
             "SELECT {DUE_COLUMNS} FROM job_info FORCE INDEX (PRIMARY) WHERE id IN ({}) \
-             AND trigger_status = ? AND trigger_next_time <= ? FOR UPDATE SKIP LOCKED",
+             AND trigger_status = ? AND trigger_next_time <= ?{lock}",
             super::placeholders(chunk.len())
         );
         let mut q = sqlx::query(&sql).persistent(false);
@@ -440,16 +445,13 @@ impl ScheduleTx {
         limit: i64,
         share: Option<(Share, i64)>,
     ) -> StoreResult<Vec<DueJob>> {
-        if let (Tx::MySql(tx), true, Some((share, stray))) = (&mut self.tx, self.shared, share) {
-            return mysql_due_share(tx, before, limit, share, stray).await;
+        let lock = self.row_lock();
+        if let Tx::MySql(tx) = &mut self.tx {
+            return mysql_due_jobs(tx, (before, limit), share, lock).await;
         }
         let sql = match share {
-            None => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}"),
-            Some(_) => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS_OF_SHARE}"),
-        };
-        let sql = match self.shared && !matches!(self.tx, Tx::Sqlite(_)) {
-            true => format!("{sql} FOR UPDATE SKIP LOCKED"),
-            false => sql,
+            None => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS}{lock}"),
+            Some(_) => format!("SELECT {DUE_COLUMNS} FROM job_info {DUE_JOBS_OF_SHARE}{lock}"),
         };
         // rows converted as they arrive, so a large pass never holds all its raw rows at once
         let mut jobs = Vec::new();
@@ -464,6 +466,20 @@ impl ScheduleTx {
             }
         });
         Ok(jobs)
+    }
+
+    /// How the due rows are locked. A shared pass locks what it reads and skips what another
+    /// holds. An exclusive pass holds the cluster lock, but shared passes do not take it: on
+    /// MySQL it waits for their rows and reads them as they commit, since MySQL's claim learns
+    /// what it changed by reading the rows back, and a shared pass that made the same change
+    /// meanwhile would read as this pass's claim. PostgreSQL's claim returns the rows it changed.
+    fn row_lock(&self) -> &'static str {
+        match (&self.tx, self.shared) {
+            (Tx::Sqlite(_), _) => "",
+            (_, true) => " FOR UPDATE SKIP LOCKED",
+            (Tx::MySql(_), false) => " FOR UPDATE",
+            (Tx::Postgres(_), false) => "",
+        }
     }
 
     /// Claims one fire time: true if the job still had `expected_next` and now has the new times.

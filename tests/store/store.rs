@@ -1200,6 +1200,56 @@ backends!(db: a_shared_pass_hides_no_other_share_from_its_admin, |db| {
     }
 });
 
+backends!(db: an_exclusive_pass_never_claims_what_a_shared_pass_just_claimed, |db| {
+    let s = &db.store;
+    let g = new_group(s, "exclusive").await;
+    let ids = running_jobs(s, g, [8_000; 6]).await;
+    running_jobs(s, g, [1_000_000; 60]).await;
+    let claims = |jobs: &[jobwheel::model::DueJob]| -> Vec<ScheduleUpdate> {
+        jobs.iter()
+            .map(|j| ScheduleUpdate {
+                id: j.id,
+                expected_next: j.trigger_next_time,
+                last: j.trigger_next_time,
+                next: 20_000,
+                stop: false,
+            })
+            .collect()
+    };
+    // SQLite has one writer: the passes cannot overlap
+    if s.backend() != Backend::Sqlite {
+        let share = Some((Share { index: 0, of: 2 }, 2_000));
+        let mut shared = s.begin_shared_schedule().await.unwrap();
+        let held = shared.due_jobs(10_000, 100, share).await.unwrap();
+        assert_eq!(held.len(), 3);
+        // an admin that counts itself alone (it has just started) reads every job under the
+        // cluster lock, while the shared pass makes the very same claims and commits
+        let exclusive = async {
+            let mut tx = s.begin_schedule().await.unwrap();
+            let due = tx.due_jobs(10_000, 100, None).await.unwrap();
+            (tx, due)
+        };
+        let shared_claims = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let ok = shared.claim_all(&claims(&held)).await.unwrap();
+            shared.commit().await.unwrap();
+            ok
+        };
+        let ((mut tx, due), shared_ok) = tokio::join!(exclusive, shared_claims);
+        assert!(shared_ok.iter().all(|ok| *ok));
+        let exclusive_ok = tx.claim_all(&claims(&due)).await.unwrap();
+        tx.commit().await.unwrap();
+        for id in &ids {
+            let by_exclusive = due.iter().zip(&exclusive_ok).any(|(j, ok)| j.id == *id && *ok);
+            let by_shared = held.iter().any(|j| j.id == *id);
+            assert!(
+                by_exclusive != by_shared,
+                "job {id}: claimed by the shared pass {by_shared}, by the exclusive {by_exclusive}"
+            );
+        }
+    }
+});
+
 backends!(db: schedule_claims_each_fire_time_once, |db| {
     let s = &db.store;
     let g = new_group(s, "due").await;
