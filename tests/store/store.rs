@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use jobwheel::model::{
-    alarm_status, AddressType, ApiToken, BlockStrategy, GlueType, JobGroup, JobInfo, LogReport,
-    MisfireStrategy, NewLog, Role, RouteStrategy, ScheduleType, Session, TriggerOutcome,
+    alarm_status, AddressType, ApiToken, BlockStrategy, DueJob, GlueType, JobGroup, JobInfo,
+    LogReport, MisfireStrategy, NewLog, Role, RouteStrategy, ScheduleType, Session, TriggerOutcome,
     TriggerType, User, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use jobwheel::store::{
@@ -1089,6 +1089,19 @@ backends!(db: users_sessions_and_tokens, |db| {
     assert!(s.get_user(bob).await.unwrap().is_some());
 });
 
+/// Claims of `jobs` that fire their due time and move on to `next`.
+fn next_fire_at(jobs: &[DueJob], next: i64) -> Vec<ScheduleUpdate> {
+    jobs.iter()
+        .map(|j| ScheduleUpdate {
+            id: j.id,
+            expected_next: j.trigger_next_time,
+            last: j.trigger_next_time,
+            next,
+            stop: false,
+        })
+        .collect()
+}
+
 backends!(db: an_admin_reads_its_share_of_the_jobs_and_the_strays, |db| {
     let s = &db.store;
     let g = new_group(s, "share").await;
@@ -1131,16 +1144,7 @@ backends!(db: shared_passes_skip_each_others_rows_and_wait_for_none, |db| {
         let second = async {
             let mut tx = s.begin_shared_schedule().await.unwrap();
             let rest = tx.due_jobs(10_000, 100, share(1)).await.unwrap();
-            let updates: Vec<ScheduleUpdate> = rest
-                .iter()
-                .map(|j| ScheduleUpdate {
-                    id: j.id,
-                    expected_next: j.trigger_next_time,
-                    last: j.trigger_next_time,
-                    next: 20_000,
-                    stop: false,
-                })
-                .collect();
+            let updates = next_fire_at(&rest, 20_000);
             assert!(tx.claim_all(&updates).await.unwrap().iter().all(|ok| *ok));
             tx.commit().await.unwrap();
             rest
@@ -1205,17 +1209,7 @@ backends!(db: an_exclusive_pass_never_claims_what_a_shared_pass_just_claimed, |d
     let g = new_group(s, "exclusive").await;
     let ids = running_jobs(s, g, [8_000; 6]).await;
     running_jobs(s, g, [1_000_000; 60]).await;
-    let claims = |jobs: &[jobwheel::model::DueJob]| -> Vec<ScheduleUpdate> {
-        jobs.iter()
-            .map(|j| ScheduleUpdate {
-                id: j.id,
-                expected_next: j.trigger_next_time,
-                last: j.trigger_next_time,
-                next: 20_000,
-                stop: false,
-            })
-            .collect()
-    };
+    let claims = |jobs: &[DueJob]| next_fire_at(jobs, 20_000);
     // SQLite has one writer: the passes cannot overlap
     if s.backend() != Backend::Sqlite {
         let share = Some((Share { index: 0, of: 2 }, 2_000));
