@@ -174,8 +174,8 @@ const CLAIM: &str =
     "UPDATE job_info SET trigger_last_time = ?, trigger_next_time = ?, trigger_status = ? \
     WHERE id = ? AND trigger_status = ? AND trigger_next_time = ?";
 
-/// Ids per statement when a MySQL share's rows are locked by key: far below the server's
-/// 65,535 bound parameters.
+/// Ids per statement when MySQL's due rows are locked by key: far below the server's 65,535
+/// bound parameters.
 const LOCK_BY_ID_CHUNK: usize = 5_000;
 
 /// [`ScheduleTx::due_jobs`] on MySQL: the due ids read without locks, then those rows locked by
@@ -283,7 +283,7 @@ impl Store {
         let tx = match &self.db {
             Db::Sqlite(_) => return self.begin_schedule().await,
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
-            // its share is locked by key, not by a scan (see `mysql_due_share`)
+            // its share is locked by key, not by a scan (see `mysql_due_jobs`)
             Db::MySql(pool) => Tx::MySql(pool.begin().await?),
         };
         let lose_answer = self.take_lost_commit_answer();

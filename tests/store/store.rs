@@ -1224,6 +1224,8 @@ backends!(db: an_exclusive_pass_never_claims_what_a_shared_pass_just_claimed, |d
             (tx, due)
         };
         let shared_claims = async {
+            // a head start for the exclusive read, so that it meets the shared pass's rows
+            // still held; the assertions hold whichever goes first
             tokio::time::sleep(Duration::from_millis(300)).await;
             let ok = shared.claim_all(&claims(&held)).await.unwrap();
             shared.commit().await.unwrap();
