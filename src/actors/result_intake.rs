@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
+use tokio::sync::oneshot;
 
 use super::call_gauge::CallGauge;
 use super::dispatch::{Dispatcher, Trigger};
@@ -91,12 +92,27 @@ pub struct CallbackOutcome {
 }
 
 /// Completes logs; supervised.
+///
+/// One write of results at a time: the batches that arrive while it runs are stored together by
+/// the next one. Executors post their batches concurrently, and on a server database many small
+/// concurrent result transactions cost far more than a few large ones; they also hold rows that
+/// the admins' outcome writes need.
 pub struct ResultIntake {
     env: TriggerEnv,
     dispatcher: Addr<Dispatcher>,
     calls: Arc<CallGauge>,
     yield_max: Duration,
     life: ActorLife,
+    /// Batches received while a write was in flight, for the next write.
+    queued: Vec<QueuedBatch>,
+    /// Whether a write is in flight.
+    writing: bool,
+}
+
+/// One [`ReportResults`] waiting for its write, with where its answer goes.
+struct QueuedBatch {
+    batch: ReportResults,
+    reply: oneshot::Sender<Result<CallbackOutcome, String>>,
 }
 
 impl ResultIntake {
@@ -114,7 +130,48 @@ impl ResultIntake {
             calls,
             yield_max,
             life: ActorLife::detached("result-intake"),
+            queued: Vec::new(),
+            writing: false,
         }
+    }
+
+    /// Stores every queued batch in one write, then the batches queued meanwhile, and so on.
+    fn write_queued(&mut self, ctx: &mut Context<Self>) {
+        if self.writing || self.queued.is_empty() {
+            return;
+        }
+        self.writing = true;
+        let queued = std::mem::take(&mut self.queued);
+        let (env, dispatcher) = (self.env.clone(), self.dispatcher.clone());
+        let (calls, yield_max) = (self.calls.clone(), self.yield_max);
+        let write = async move {
+            calls.quiet(yield_max).await;
+            let (batches, replies): (Vec<_>, Vec<_>) =
+                queued.into_iter().map(|q| (q.batch, q.reply)).unzip();
+            let received: Vec<usize> = batches.iter().map(|b| b.items.len()).collect();
+            let done = complete_batches(&env, &dispatcher, batches).await;
+            env.metrics.callback_write();
+            for (i, reply) in replies.into_iter().enumerate() {
+                let answer = match &done {
+                    Ok(outcomes) => Ok(outcomes[i].clone()),
+                    // a batch the database did not take is re-sent by its executor
+                    Err(e) => Err(e.clone()),
+                };
+                if let Ok(outcome) = &answer {
+                    env.metrics.callbacks(CallbackCounts {
+                        received: received[i],
+                        duplicate: outcome.ignored,
+                        unknown: outcome.unknown,
+                        refused: outcome.refused.len(),
+                    });
+                }
+                let _ = reply.send(answer);
+            }
+        };
+        ctx.spawn(write.into_actor(self).map(|(), act, ctx| {
+            act.writing = false;
+            act.write_queued(ctx);
+        }));
     }
 
     /// Reports its life on an admin's board instead of one of its own.
@@ -142,30 +199,24 @@ answers_probes!(ResultIntake);
 impl Supervised for ResultIntake {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         log::warn!("result intake restarting");
+        // the write in flight went with the old context; its batches' posters were answered
+        // with an error (their senders dropped) and re-send them, as do the queued ones'
+        self.writing = false;
+        self.queued.clear();
     }
 }
 
 impl Handler<ReportResults> for ResultIntake {
     type Result = ResponseFuture<Result<CallbackOutcome, String>>;
 
-    fn handle(&mut self, msg: ReportResults, _ctx: &mut Self::Context) -> Self::Result {
-        let env = self.env.clone();
-        let dispatcher = self.dispatcher.clone();
-        let (calls, yield_max) = (self.calls.clone(), self.yield_max);
+    fn handle(&mut self, batch: ReportResults, ctx: &mut Self::Context) -> Self::Result {
+        let (reply, answer) = oneshot::channel();
+        self.queued.push(QueuedBatch { batch, reply });
+        self.write_queued(ctx);
         Box::pin(async move {
-            calls.quiet(yield_max).await;
-            let received = msg.items.len();
-            let done = complete_batch(&env, &dispatcher, msg.items, &msg.scope).await;
-            // a batch the database did not take is re-sent by its executor: received again then
-            if let Ok(outcome) = &done {
-                env.metrics.callbacks(CallbackCounts {
-                    received,
-                    duplicate: outcome.ignored,
-                    unknown: outcome.unknown,
-                    refused: outcome.refused.len(),
-                });
-            }
-            done
+            answer
+                .await
+                .unwrap_or_else(|_| Err("the result intake stopped before storing".into()))
         })
     }
 }
@@ -185,16 +236,34 @@ pub async fn complete_one(
     Ok(())
 }
 
-/// Records a batch of results (one read of the logs with their jobs, then one update per result
-/// code and message), then triggers children and FIX_DELAY follow-ups of what was stored.
+/// Records a batch of results, then triggers children and FIX_DELAY follow-ups of what was stored.
 pub async fn complete_batch(
     env: &TriggerEnv,
     dispatcher: &Addr<Dispatcher>,
     items: Vec<HandleCallbackParam>,
     scope: &ResultScope,
 ) -> Result<CallbackOutcome, String> {
-    let mut outcome = CallbackOutcome::default();
-    let ids: Vec<i64> = items.iter().map(|i| i.log_id).collect();
+    let scope = scope.clone();
+    let mut outcomes =
+        complete_batches(env, dispatcher, vec![ReportResults { items, scope }]).await?;
+    Ok(outcomes.pop().unwrap_or_default())
+}
+
+/// Records batches of results together (one read of the logs with their jobs, then one update
+/// per result code and message), then triggers children and FIX_DELAY follow-ups of what was
+/// stored; answers what each batch changed, in order. Of two results for one log, the first
+/// given is stored.
+async fn complete_batches(
+    env: &TriggerEnv,
+    dispatcher: &Addr<Dispatcher>,
+    batches: Vec<ReportResults>,
+) -> Result<Vec<CallbackOutcome>, String> {
+    let mut outcomes = vec![CallbackOutcome::default(); batches.len()];
+    let ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| b.items.iter().map(|i| i.log_id))
+        .collect();
+    let received = ids.len();
     let logs: HashMap<i64, ResultLog> = env
         .store
         .run(move |s| async move { s.get_result_logs(&ids).await })
@@ -204,9 +273,16 @@ pub async fn complete_batch(
         .map(|l| (l.log_id, l))
         .collect();
 
-    let mut rows = Vec::with_capacity(items.len());
-    let mut pending = Vec::with_capacity(items.len());
-    for item in items {
+    let mut rows = Vec::with_capacity(received);
+    let mut pending = Vec::with_capacity(received);
+    let items = batches.into_iter().enumerate().flat_map(|(i, b)| {
+        let scope = Arc::new(b.scope);
+        b.items
+            .into_iter()
+            .map(move |item| (i, scope.clone(), item))
+    });
+    for (batch, scope, item) in items {
+        let outcome = &mut outcomes[batch];
         let Some(log) = logs.get(&item.log_id) else {
             log::warn!("callback for unknown log {} ignored", item.log_id);
             outcome.unknown += 1;
@@ -245,7 +321,7 @@ pub async fn complete_batch(
                     item.handle_code
                 )),
             });
-            pending.push((log, FAIL_CODE, Vec::new(), true));
+            pending.push((batch, log, FAIL_CODE, Vec::new(), true));
             continue;
         }
         let success = item.handle_code == SUCCESS_CODE;
@@ -267,7 +343,7 @@ pub async fn complete_batch(
             handle_code: item.handle_code,
             handle_msg: (!msg.is_empty()).then_some(msg),
         });
-        pending.push((log, item.handle_code, children, false));
+        pending.push((batch, log, item.handle_code, children, false));
     }
 
     let now = now_ms();
@@ -276,7 +352,8 @@ pub async fn complete_batch(
         .run(move |s| async move { s.complete_logs(&rows, now).await })
         .await
         .map_err(|e| e.to_string())?;
-    for ((log, code, children, refused), stored) in pending.into_iter().zip(stored) {
+    for ((batch, log, code, children, refused), stored) in pending.into_iter().zip(stored) {
+        let outcome = &mut outcomes[batch];
         if !stored {
             // a duplicate in the same batch, or another admin stored it meanwhile
             outcome.ignored += 1;
@@ -306,7 +383,7 @@ pub async fn complete_batch(
             }
         }
     }
-    Ok(outcome)
+    Ok(outcomes)
 }
 
 /// The stored result message: the executor's, plus XXL-JOB's note of the children triggered.
@@ -337,17 +414,30 @@ fn truncate(s: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
-    #[actix_rt::test]
-    async fn results_wait_for_the_calls_in_flight() {
+    use crate::store::Store;
+
+    /// An in-memory store with `logs` run rows, and a result intake on it whose writes wait
+    /// for the calls counted by the returned gauge (with no limit a test run reaches).
+    async fn intake(
+        logs: usize,
+    ) -> (
+        Store,
+        Vec<i64>,
+        Addr<ResultIntake>,
+        Arc<CallGauge>,
+        TriggerEnv,
+    ) {
         use crate::actors::dispatch::dispatch_settings;
         use crate::model::NewLog;
-        use crate::store::Store;
 
         let store = Store::connect("sqlite::memory:", &Default::default())
             .await
             .expect("in-memory SQLite");
         store.migrate().await.expect("migrations");
-        let log_id = store.insert_log(&NewLog::sample()).await.expect("log row");
+        let mut ids = Vec::new();
+        for _ in 0..logs {
+            ids.push(store.insert_log(&NewLog::sample()).await.expect("log row"));
+        }
         let env = TriggerEnv {
             metrics: Default::default(),
             store: crate::store::ActorStore::new(store.clone()),
@@ -359,27 +449,40 @@ mod tests {
         let calls = CallGauge::new();
         let dispatcher =
             Dispatcher::new(dispatch_settings(1, 1), env.clone(), calls.clone()).start();
-        // a limit no test run reaches: only the end of the call lets the result through
-        let actor =
-            ResultIntake::new(env, dispatcher, calls.clone(), Duration::from_secs(3600)).start();
-        let handle_code = |store: Store| async move {
-            store
-                .get_log(log_id)
-                .await
-                .expect("read")
-                .expect("row")
-                .handle_code
-        };
+        let actor = ResultIntake::new(
+            env.clone(),
+            dispatcher,
+            calls.clone(),
+            Duration::from_secs(3600),
+        )
+        .start();
+        (store, ids, actor, calls, env)
+    }
 
-        let call = calls.call();
-        let result = HandleCallbackParam::new(log_id, 1, SUCCESS_CODE, None);
-        let reply = actix_rt::spawn(actor.send(ReportResults {
-            items: vec![result],
+    async fn handle_code(store: &Store, log_id: i64) -> i32 {
+        let log = store.get_log(log_id).await.expect("read").expect("row");
+        log.handle_code
+    }
+
+    /// A result batch of `ids`, each with `code`.
+    fn results(ids: &[i64], code: i32) -> ReportResults {
+        ReportResults {
+            items: ids
+                .iter()
+                .map(|id| HandleCallbackParam::new(*id, 1, code, None))
+                .collect(),
             scope: ResultScope::Admin,
-        }));
+        }
+    }
+
+    #[actix_rt::test]
+    async fn results_wait_for_the_calls_in_flight() {
+        let (store, ids, actor, calls, _) = intake(1).await;
+        let call = calls.call();
+        let reply = actix_rt::spawn(actor.send(results(&ids, SUCCESS_CODE)));
         actix_rt::time::sleep(Duration::from_millis(100)).await;
         assert!(!reply.is_finished(), "stored while a call was in flight");
-        assert_eq!(handle_code(store.clone()).await, 0);
+        assert_eq!(handle_code(&store, ids[0]).await, 0);
 
         drop(call);
         let outcome = reply
@@ -388,7 +491,60 @@ mod tests {
             .expect("mailbox")
             .expect("stored");
         assert_eq!(outcome.stored, 1);
-        assert_eq!(handle_code(store).await, SUCCESS_CODE);
+        assert_eq!(handle_code(&store, ids[0]).await, SUCCESS_CODE);
+    }
+
+    #[actix_rt::test]
+    async fn batches_received_during_a_write_are_stored_together_and_answered_each() {
+        let (store, ids, actor, calls, env) = intake(4).await;
+        let writes = || {
+            let metrics = env.metrics.render();
+            let line = metrics
+                .lines()
+                .find(|l| l.starts_with("jobwheel_callback_writes_total "))
+                .map(str::to_string);
+            line.expect("the writes counter")
+                .split(' ')
+                .nth(1)
+                .map(str::to_string)
+        };
+        // the first batch's write waits for the call; the next three queue behind it
+        let call = calls.call();
+        let first = actix_rt::spawn(actor.send(results(&ids[..1], SUCCESS_CODE)));
+        actix_rt::time::sleep(Duration::from_millis(50)).await;
+        let second = actix_rt::spawn(actor.send(results(&ids[1..3], SUCCESS_CODE)));
+        // a result for a run the second batch closes, one nobody knows, and a failure
+        let mut third = results(&[ids[1], 999_999], SUCCESS_CODE);
+        third.items.push(HandleCallbackParam::new(
+            ids[3],
+            1,
+            FAIL_CODE,
+            Some("boom".into()),
+        ));
+        let third = actix_rt::spawn(actor.send(third));
+        actix_rt::time::sleep(Duration::from_millis(50)).await;
+        assert!(!first.is_finished() && !second.is_finished() && !third.is_finished());
+
+        drop(call);
+        let answer = |reply: actix_rt::task::JoinHandle<_>| async move {
+            let answer: Result<Result<CallbackOutcome, String>, MailboxError> =
+                reply.await.expect("task");
+            answer.expect("mailbox").expect("stored")
+        };
+        let first = answer(first).await;
+        let (second, third) = (answer(second).await, answer(third).await);
+        assert_eq!((first.stored, first.ignored, first.unknown), (1, 0, 0));
+        assert_eq!((second.stored, second.ignored, second.unknown), (2, 0, 0));
+        assert_eq!((third.stored, third.ignored, third.unknown), (1, 1, 1));
+        assert_eq!(
+            writes().as_deref(),
+            Some("2"),
+            "the queued batches in one write"
+        );
+        for id in &ids[..3] {
+            assert_eq!(handle_code(&store, *id).await, SUCCESS_CODE);
+        }
+        assert_eq!(handle_code(&store, ids[3]).await, FAIL_CODE);
     }
 
     #[test]

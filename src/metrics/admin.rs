@@ -72,6 +72,7 @@ pub struct AdminMetrics {
     callbacks_received: IntCounter,
     /// duplicate, unknown_log, refused
     callbacks_ignored: [IntCounter; 3],
+    callback_writes: IntCounter,
     retries: IntCounter,
     alarms_sent: IntCounter,
     alarms_failed: IntCounter,
@@ -220,6 +221,10 @@ impl AdminMetrics {
             ),
             callbacks_ignored: ["duplicate", "unknown_log", "refused"]
                 .map(|r| callbacks_ignored.with_label_values(&[r])),
+            callback_writes: counter(
+                "jobwheel_callback_writes_total",
+                "Database writes of run results; one write stores every batch received while the one before ran",
+            ),
             retries: counter(
                 "jobwheel_retries_total",
                 "RETRY triggers dispatched for failed runs",
@@ -299,6 +304,11 @@ impl AdminMetrics {
         {
             counter.inc_by(n as u64);
         }
+    }
+
+    /// Counts one database write of result batches.
+    pub fn callback_write(&self) {
+        self.callback_writes.inc();
     }
 
     /// Counts a retry dispatched.

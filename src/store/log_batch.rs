@@ -9,8 +9,7 @@
 use std::collections::HashSet;
 
 use super::logs::{ids_from_rows, LogResultRow};
-use super::rows::RowExt;
-use super::{placeholders, retry_on_deadlock, Db, Store, StoreResult};
+use super::{on_pool, placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{alarm_status, NewLog, TriggerOutcome};
 
 /// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
@@ -235,6 +234,13 @@ impl Store {
     }
 
     /// Sets one result on each of `ids` that has none; returns the ids it was set on.
+    ///
+    /// On PostgreSQL and MySQL each admin writes the outcomes of the runs it fired, while
+    /// results for the same rows reach whichever admin the executor posts to: two writers of one
+    /// row in two processes. A result write therefore does not wait for a row lock at first: it
+    /// stores the rows nobody holds and comes back for the held ones, so no lock cycle or convoy
+    /// forms between the admins' writes (on MySQL a waiting write holds the rows it has locked
+    /// already, and the other admins' outcome writes queue behind it).
     async fn complete_same(
         &self,
         code: i32,
@@ -242,106 +248,94 @@ impl Store {
         ids: &[i64],
         now: i64,
     ) -> StoreResult<Vec<i64>> {
-        let set = "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
-                   alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END";
-        let list = placeholders(ids.len());
-        macro_rules! bind_set {
-            ($q:expr) => {
-                bind_set!($q, ids)
-            };
-            ($q:expr, $ids:expr) => {{
-                let mut q = $q
-                    .bind(code)
-                    .bind(msg)
-                    .bind(now)
-                    .bind(code)
-                    .bind(alarm_status::NOT_NEEDED);
-                for id in $ids {
-                    q = q.bind(*id);
-                }
-                q
-            }};
+        let result = StoredResult { code, msg, now };
+        if let Db::Sqlite(_) = &self.db {
+            return self.complete_unlocked(&result, ids, Locked::Wait).await;
         }
-        let returning = self.sql(complete_returning_sql(set, ids.len()));
-        match &self.db {
-            Db::Sqlite(pool) => ids_from_rows(
-                &bind_set!(sqlx::query(&returning).persistent(false))
+        let mut stored = Vec::with_capacity(ids.len());
+        let mut left = ids.to_vec();
+        for pause in SKIPPED_ROW_PAUSES {
+            let done = self.complete_unlocked(&result, &left, Locked::Skip).await?;
+            let done_now: HashSet<i64> = done.iter().copied().collect();
+            stored.extend(done);
+            left.retain(|id| !done_now.contains(id));
+            if left.is_empty() {
+                return Ok(stored);
+            }
+            // rows not stored are either closed already or held by an outcome write
+            let open = self.sql(format!(
+                "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({})",
+                placeholders(left.len())
+            ));
+            left = on_pool!(self, pool => ids_from_rows(
+                &ids_with(sqlx::query(&open).persistent(false), &left)
                     .fetch_all(pool)
                     .await?,
-            ),
-            Db::Postgres(pool) => {
-                // Each admin writes the outcomes of the runs it fired while results for the same
-                // rows reach whichever admin the executor posts to: two writers of one row in two
-                // processes. Result writes therefore never wait for a row lock (they skip locked
-                // rows and come back for them), so no lock cycle can form between the two.
-                let mut stored = Vec::with_capacity(ids.len());
-                let mut left = ids.to_vec();
-                for pause in SKIPPED_ROW_PAUSES {
-                    let skipping = self.sql(complete_skipping_locked_sql(set, left.len()));
-                    let done = ids_from_rows(
-                        &bind_set!(sqlx::query(&skipping).persistent(false), &left)
-                            .fetch_all(pool)
-                            .await?,
-                    )?;
-                    let done_now: HashSet<i64> = done.iter().copied().collect();
-                    stored.extend(done);
-                    left.retain(|id| !done_now.contains(id));
-                    if left.is_empty() {
-                        return Ok(stored);
-                    }
-                    // rows not stored are either closed already or locked by an outcome write
-                    let open = self.sql(format!(
-                        "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({})",
-                        placeholders(left.len())
-                    ));
-                    let mut q = sqlx::query(&open).persistent(false);
-                    for id in &left {
-                        q = q.bind(*id);
-                    }
-                    left = ids_from_rows(&q.fetch_all(pool).await?)?;
-                    if left.is_empty() {
-                        return Ok(stored);
-                    }
-                    tokio::time::sleep(pause).await;
-                }
-                // still locked after every pause: wait for the lock like any other statement
-                let waiting = self.sql(complete_returning_sql(set, left.len()));
-                stored.extend(ids_from_rows(
-                    &bind_set!(sqlx::query(&waiting).persistent(false), &left)
-                        .fetch_all(pool)
-                        .await?,
-                )?);
-                Ok(stored)
+            )?);
+            if left.is_empty() {
+                return Ok(stored);
             }
-            Db::MySql(pool) => {
+            tokio::time::sleep(pause).await;
+        }
+        // still held after every pause: wait for the lock like any other statement
+        stored.extend(self.complete_unlocked(&result, &left, Locked::Wait).await?);
+        Ok(stored)
+    }
+
+    /// Sets `result` on the open logs among `ids`, waiting for or skipping the rows another
+    /// transaction holds; returns the ids it was set on.
+    async fn complete_unlocked(
+        &self,
+        result: &StoredResult<'_>,
+        ids: &[i64],
+        locked: Locked,
+    ) -> StoreResult<Vec<i64>> {
+        const SET: &str = "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
+                           alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END";
+        macro_rules! set {
+            ($sql:expr) => {
+                sqlx::query($sql)
+                    .persistent(false)
+                    .bind(result.code)
+                    .bind(result.msg)
+                    .bind(result.now)
+                    .bind(result.code)
+                    .bind(alarm_status::NOT_NEEDED)
+            };
+        }
+        let list = placeholders(ids.len());
+        match (&self.db, locked) {
+            (Db::Sqlite(pool), _) => {
+                let sql = complete_returning_sql(SET, ids.len());
+                ids_from_rows(&ids_with(set!(&sql), ids).fetch_all(pool).await?)
+            }
+            (Db::Postgres(pool), Locked::Wait) => {
+                let sql = self.sql(complete_returning_sql(SET, ids.len()));
+                ids_from_rows(&ids_with(set!(&sql), ids).fetch_all(pool).await?)
+            }
+            (Db::Postgres(pool), Locked::Skip) => {
+                // the ids are locked first in a sub-select so that the update finds them by key
+                let sql = self.sql(format!(
+                    "{SET} WHERE id = ANY(ARRAY(SELECT id FROM job_log WHERE handle_code = 0 \
+                     AND id IN ({list}) FOR UPDATE SKIP LOCKED)) RETURNING id"
+                ));
+                ids_from_rows(&ids_with(set!(&sql), ids).fetch_all(pool).await?)
+            }
+            (Db::MySql(pool), locked) => {
                 // no UPDATE ... RETURNING: lock the open rows, then update exactly those
-                let mut tx = pool.begin().await?;
+                let lock = match locked {
+                    Locked::Wait => "FOR UPDATE",
+                    Locked::Skip => "FOR UPDATE SKIP LOCKED",
+                };
                 let select = format!(
-                    "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({list}) FOR UPDATE"
+                    "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({list}) {lock}"
                 );
-                let mut q = sqlx::query(&select).persistent(false);
-                for id in ids {
-                    q = q.bind(*id);
-                }
-                let open: Vec<i64> = q
-                    .fetch_all(&mut *tx)
-                    .await?
-                    .iter()
-                    .map(|r| r.long("id"))
-                    .collect::<Result<_, _>>()?;
+                let mut tx = pool.begin().await?;
+                let select = ids_with(sqlx::query(&select).persistent(false), ids);
+                let open = ids_from_rows(&select.fetch_all(&mut *tx).await?)?;
                 if !open.is_empty() {
-                    let sql = format!("{set} WHERE id IN ({})", placeholders(open.len()));
-                    let mut q = sqlx::query(&sql)
-                        .persistent(false)
-                        .bind(code)
-                        .bind(msg)
-                        .bind(now)
-                        .bind(code)
-                        .bind(alarm_status::NOT_NEEDED);
-                    for id in &open {
-                        q = q.bind(*id);
-                    }
-                    q.execute(&mut *tx).await?;
+                    let sql = format!("{SET} WHERE id IN ({})", placeholders(open.len()));
+                    ids_with(set!(&sql), &open).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
                 Ok(open)
@@ -350,20 +344,41 @@ impl Store {
     }
 }
 
+/// One result, as [`Store::complete_same`] writes it on many logs.
+struct StoredResult<'a> {
+    code: i32,
+    msg: Option<&'a str>,
+    now: i64,
+}
+
+/// What a result write does about a row another transaction holds.
+#[derive(Clone, Copy)]
+enum Locked {
+    /// Waits for it.
+    Wait,
+    /// Leaves it out.
+    Skip,
+}
+
+/// `query` with each of `ids` bound after what it has bound so far.
+fn ids_with<'q, DB>(
+    mut query: sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>,
+    ids: &[i64],
+) -> sqlx::query::Query<'q, DB, <DB as sqlx::Database>::Arguments<'q>>
+where
+    DB: sqlx::Database,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    for id in ids {
+        query = query.bind(*id);
+    }
+    query
+}
+
 /// The SQLite/PostgreSQL statement that sets a result on the open logs among `n` ids.
 fn complete_returning_sql(set: &str, n: usize) -> String {
     format!(
         "{set} WHERE handle_code = 0 AND id IN ({}) RETURNING CAST(id AS BIGINT) AS id",
-        placeholders(n)
-    )
-}
-
-/// PostgreSQL: sets a result on the open logs among `n` ids that no other transaction holds;
-/// the ids are locked first in a sub-select so that the update itself finds them by key.
-fn complete_skipping_locked_sql(set: &str, n: usize) -> String {
-    format!(
-        "{set} WHERE id = ANY(ARRAY(SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({}) \
-         FOR UPDATE SKIP LOCKED)) RETURNING id",
         placeholders(n)
     )
 }
@@ -379,6 +394,7 @@ fn outcome_update_from_values(values: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rows::RowExt;
     use super::*;
 
     /// SQLite's plan for `sql` (with `params` placeholders) on a migrated in-memory database.

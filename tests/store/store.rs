@@ -1611,12 +1611,12 @@ async fn scratch_databases_come_and_go() {
     }
 }
 
-/// On PostgreSQL a result write does not wait for a row another admin's outcome write holds: it
-/// stores the rest at once and comes back for the held row, so the two cannot deadlock.
-#[tokio::test]
-async fn postgres_results_pass_rows_held_by_another_writer() {
+/// On PostgreSQL and MySQL a result write does not wait for a row another admin's outcome write
+/// holds: it stores the rest at once and comes back for the held row, so the two cannot
+/// deadlock, and a write that waits cannot hold up the other admins' writes of the rows it has.
+async fn results_pass_rows_held_by_another_writer(backend: Backend) {
     use sqlx::Connection;
-    let Some(db) = crate::kit::db::TestDb::create(Backend::Postgres).await else {
+    let Some(db) = crate::kit::db::TestDb::create(backend).await else {
         return;
     };
     let s = &db.store;
@@ -1625,13 +1625,29 @@ async fn postgres_results_pass_rows_held_by_another_writer() {
     let held = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
     let free = s.insert_log(&cron_log(g, j, 2_000)).await.unwrap();
 
-    let mut other = sqlx::PgConnection::connect(&db.url).await.unwrap();
-    let mut tx = other.begin().await.unwrap();
-    sqlx::query("SELECT id FROM job_log WHERE id = $1 FOR UPDATE")
-        .bind(held)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
+    // another writer's transaction holds `held`'s row until told to roll back
+    let hold = format!("SELECT id FROM job_log WHERE id = {held} FOR UPDATE");
+    let (locked, is_locked) = tokio::sync::oneshot::channel();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let url = db.url.clone();
+    let holder = tokio::spawn(async move {
+        macro_rules! hold_until_released {
+            ($conn:ty) => {{
+                let mut conn = <$conn>::connect(&url).await.unwrap();
+                let mut tx = conn.begin().await.unwrap();
+                sqlx::query(&hold).execute(&mut *tx).await.unwrap();
+                locked.send(()).unwrap();
+                let _ = released.await;
+                tx.rollback().await.unwrap();
+            }};
+        }
+        match backend {
+            Backend::Postgres => hold_until_released!(sqlx::PgConnection),
+            Backend::MySql => hold_until_released!(sqlx::MySqlConnection),
+            Backend::Sqlite => unreachable!("one writer at a time: nothing to pass"),
+        }
+    });
+    is_locked.await.unwrap();
 
     let row = |id: i64| jobwheel::store::LogResultRow {
         log_id: id,
@@ -1652,12 +1668,23 @@ async fn postgres_results_pass_rows_held_by_another_writer() {
         .await
         .expect("the free row is stored while the other row is held");
     assert_eq!(s.get_log(held).await.unwrap().unwrap().handle_code, 0);
-    tx.rollback().await.unwrap();
+    release.send(()).unwrap();
+    holder.await.unwrap();
 
     let stored = write.await.unwrap().unwrap();
     assert_eq!(stored, vec![true, true]);
     assert_eq!(s.get_log(held).await.unwrap().unwrap().handle_code, 200);
     db.drop_db().await;
+}
+
+#[tokio::test]
+async fn postgres_results_pass_rows_held_by_another_writer() {
+    results_pass_rows_held_by_another_writer(Backend::Postgres).await;
+}
+
+#[tokio::test]
+async fn mysql_results_pass_rows_held_by_another_writer() {
+    results_pass_rows_held_by_another_writer(Backend::MySql).await;
 }
 
 /// On PostgreSQL a trigger's outcome changes no indexed column of its run row and finds room on
