@@ -250,12 +250,12 @@ impl Store {
     ) -> StoreResult<Vec<i64>> {
         let result = StoredResult { code, msg, now };
         if let Db::Sqlite(_) = &self.db {
-            return self.complete_unlocked(&result, ids, Locked::Wait).await;
+            return self.complete_open(&result, ids, Locked::Wait).await;
         }
         let mut stored = Vec::with_capacity(ids.len());
         let mut left = ids.to_vec();
         for pause in SKIPPED_ROW_PAUSES {
-            let done = self.complete_unlocked(&result, &left, Locked::Skip).await?;
+            let done = self.complete_open(&result, &left, Locked::Skip).await?;
             let done_now: HashSet<i64> = done.iter().copied().collect();
             stored.extend(done);
             left.retain(|id| !done_now.contains(id));
@@ -278,13 +278,13 @@ impl Store {
             tokio::time::sleep(pause).await;
         }
         // still held after every pause: wait for the lock like any other statement
-        stored.extend(self.complete_unlocked(&result, &left, Locked::Wait).await?);
+        stored.extend(self.complete_open(&result, &left, Locked::Wait).await?);
         Ok(stored)
     }
 
     /// Sets `result` on the open logs among `ids`, waiting for or skipping the rows another
     /// transaction holds; returns the ids it was set on.
-    async fn complete_unlocked(
+    async fn complete_open(
         &self,
         result: &StoredResult<'_>,
         ids: &[i64],
