@@ -48,8 +48,11 @@ impl Availability {
     /// database down, any answer marks it up; each change is logged once.
     pub fn observe<T>(&self, result: &StoreResult<T>, started: Instant) {
         match result {
-            // this process closed its pool: it is shutting down, the database is not down
+            // this process is shutting down (it closed its pool, or its runtime stops under a
+            // call in flight): the database is not down
             Err(StoreError::Database(sqlx::Error::PoolClosed)) => {}
+            Err(StoreError::Database(sqlx::Error::Io(e)))
+                if tokio::runtime::is_rt_shutdown_err(e) => {}
             Err(e) if e.is_outage() => self.failed(e, started),
             // an answer, possibly an error of the statement's own
             _ => self.answered(started),
@@ -201,5 +204,22 @@ mod tests {
         let closed: StoreResult<()> = Err(StoreError::Database(sqlx::Error::PoolClosed));
         availability.observe(&closed, Instant::now());
         assert!(availability.is_up());
+    }
+
+    #[test]
+    fn a_runtime_stopping_under_a_call_is_no_outage() {
+        // the error a socket gives once its runtime shuts down, as a call in flight meets it
+        let stopped = tokio::runtime::Runtime::new().unwrap();
+        let listener = stopped.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"));
+        drop(stopped);
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let error = runtime.block_on(listener.unwrap().accept()).unwrap_err();
+        let availability = unsettled();
+        let gone: StoreResult<()> = Err(StoreError::Database(sqlx::Error::Io(error)));
+        availability.observe(&gone, Instant::now());
+        assert!(availability.is_up());
+        // any other broken socket still is one
+        availability.observe(&refused(), Instant::now());
+        assert!(!availability.is_up());
     }
 }
