@@ -7,6 +7,16 @@ function setLang(lang) {
   location.reload();
 }
 
+// Where a form may send the browser once it is done: only a path on this admin, by the rule
+// the login page's server side keeps (a single "/" not followed by "/" or "\", no control
+// characters, written or percent-encoded); anything else goes to "/".
+function safeNext(next) {
+  if (typeof next !== "string" || next[0] !== "/" || next[1] === "/" || next[1] === "\\") return "/";
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(next)) return "/";
+  if (/%(0[0-9a-f]|1[0-9a-f]|7f)/i.test(next) || /^\/%(2f|5c)/i.test(next)) return "/";
+  return next;
+}
+
 function localTimes(root) {
   for (const el of root.querySelectorAll("time[data-ms]")) {
     const ms = Number(el.dataset.ms);
@@ -100,7 +110,7 @@ async function submitApiForm(form) {
     const answer = await api(form.dataset.method || "POST", form.dataset.api, formBody(form));
     showErrors(form, null);
     if (form.id === "token-form") { showSecret(answer); return; }
-    if (form.dataset.next) { location.href = form.dataset.next; return; }
+    if (form.dataset.next) { location.href = safeNext(form.dataset.next); return; }
     if (notice && form.dataset.done) { notice.textContent = form.dataset.done; notice.hidden = false; }
     if (form.id !== "trigger-form") form.reset();
   } catch (err) {

@@ -27,6 +27,81 @@ pub fn unstorable(text: &str) -> Option<String> {
     })
 }
 
+/// Text an executor sent, made storable: each NUL becomes U+FFFD (the replacement character)
+/// and the text is cut to its first `max_chars` characters. What executors say is kept as far as
+/// every backend can hold it, rather than refused and lost with the rows written beside it.
+pub fn storable_text(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
+    let cut = match text.char_indices().nth(max_chars) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    };
+    if cut.as_bytes().contains(&0) {
+        std::borrow::Cow::Owned(cut.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(cut)
+    }
+}
+
+/// Longest message of a run record (`trigger_msg`, `handle_msg`) in characters, XXL-JOB's limit
+/// on `handle_msg`: four bytes a character still fit MySQL's TEXT (65,535 bytes).
+pub const MESSAGE_MAX_CHARS: usize = 15_000;
+
+/// Whether [`storable_text`] would change `text`.
+pub fn needs_storable(text: &str, max_chars: usize) -> bool {
+    // a text of at most max_chars bytes has at most max_chars characters
+    text.as_bytes().contains(&0)
+        || (text.len() > max_chars && text.chars().nth(max_chars).is_some())
+}
+
+/// Longest executor address: what a run record (`job_log.executor_address`) keeps of it.
+pub const EXECUTOR_ADDRESS_MAX: usize = 255;
+
+/// Most addresses a group's list may hold (each at most [`EXECUTOR_ADDRESS_MAX`] characters), on
+/// every backend: MySQL keeps the list in a MEDIUMTEXT.
+pub const ADDRESS_LIST_MAX: usize = 512;
+
+/// Why `address` cannot be an executor's address, or `None` when it can: an absolute http(s)
+/// URL with a host, at most [`EXECUTOR_ADDRESS_MAX`] characters, with no control character or
+/// blank (the admin calls it and shows it). One rule for addresses typed by users and for those
+/// executors register.
+pub fn executor_address_problem(address: &str) -> Option<String> {
+    if address.chars().count() > EXECUTOR_ADDRESS_MAX {
+        return Some(format!(
+            "an executor address must be at most {EXECUTOR_ADDRESS_MAX} characters"
+        ));
+    }
+    if let Some(c) = address
+        .chars()
+        .find(|c| c.is_control() || c.is_whitespace())
+    {
+        return Some(format!(
+            "an executor address may not contain {} (U+{:04X})",
+            if c.is_whitespace() {
+                "blanks"
+            } else {
+                "control characters"
+            },
+            c as u32
+        ));
+    }
+    let lower = address.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Some(format!(
+            "address '{address}' must start with http:// or https://"
+        ));
+    }
+    match url::Url::parse(address) {
+        Ok(u) if u.host_str().is_some_and(|h| !h.is_empty()) => None,
+        _ => Some(format!("address '{address}' is not a valid URL")),
+    }
+}
+
+/// The form two spellings of one executor address share (`http://h:1` and `http://h:1/`), for
+/// telling whether an address is one a group has.
+pub fn address_key(address: &str) -> String {
+    address.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
 /// A value that is not one of an enum's allowed names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {kind} '{value}'; allowed: {}", allowed.join(", "))]
@@ -304,6 +379,10 @@ pub struct JobInfo {
     pub trigger_last_time: i64,
     /// Next fire time, epoch ms (0 when stopped).
     pub trigger_next_time: i64,
+    /// The user whose rights the job acts with (its child jobs fire only in groups that user
+    /// may use): whoever last saved it; 0 when unknown (saved before owners were recorded,
+    /// imported, or made by the admin itself), which puts no limit on its children.
+    pub owner_id: i32,
 }
 
 impl JobInfo {
@@ -337,6 +416,7 @@ impl JobInfo {
             trigger_status: TRIGGER_STATUS_STOPPED,
             trigger_last_time: 0,
             trigger_next_time: 0,
+            owner_id: 0,
         }
     }
 }
@@ -367,6 +447,10 @@ pub struct JobFollowUps {
     pub schedule: JobSchedule,
     /// Jobs triggered when a run succeeds.
     pub child_job_ids: Vec<i32>,
+    /// The job's group now.
+    pub job_group: i32,
+    /// Whose rights its children fire with ([`JobInfo::owner_id`]).
+    pub owner_id: i32,
 }
 
 /// A job's schedule: enough to compute its next fire time.
@@ -634,6 +718,14 @@ pub struct User {
     pub role: Role,
     /// Group ids a normal user may access.
     pub permission: Vec<i32>,
+}
+
+impl User {
+    /// Whether the user may use executor group `group`: an administrator any, a normal user
+    /// those of its permission.
+    pub fn may_use_group(&self, group: i32) -> bool {
+        self.role == Role::Admin || self.permission.contains(&group)
+    }
 }
 
 /// A logged-in session, stored so that every admin of a cluster accepts it.

@@ -176,8 +176,50 @@ impl ProtocolError {
 }
 
 /// Decodes any request or answer body, mapping serde failures to [`ProtocolError`] for the 500 answer.
+///
+/// The whole body must be UTF-8 JSON nested at most [`MAX_JSON_DEPTH`] deep, the fields it does
+/// not read included: serde skips those without checking either.
 pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, ProtocolError> {
-    Ok(serde_json::from_slice(body)?)
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ProtocolError::shape(format!("the body is not UTF-8: {e}")))?;
+    if let Some(at) = too_deep(text.as_bytes()) {
+        return Err(ProtocolError::shape(format!(
+            "recursion limit exceeded: the body nests arrays and objects more than \
+             {MAX_JSON_DEPTH} deep (at byte {at})"
+        )));
+    }
+    Ok(serde_json::from_str(text)?)
+}
+
+/// How deep a body may nest arrays and objects: serde_json's own limit for what it parses.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// The offset where `json` first nests deeper than [`MAX_JSON_DEPTH`], outside strings.
+fn too_deep(json: &[u8]) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, &b) in json.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Some(at);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Gson-like leniency: `null` means "keep the default", numbers may arrive as strings and vice versa.
@@ -846,7 +888,45 @@ pub fn encode_callbacks(items: &[HandleCallbackParam], proto: AdminProtocol) -> 
 }
 
 /// Reads an `/api/callback` body from any executor generation: a bare array or `{"callbackList":[...]}`.
+/// One item that cannot be read fails the whole body (see [`decode_callback_items`]).
 pub fn decode_callbacks(body: &[u8]) -> Result<Vec<HandleCallbackParam>, ProtocolError> {
+    decode_callback_items(body)?
+        .into_iter()
+        .map(|item| match item {
+            CallbackItem::Result(r) => Ok(r),
+            CallbackItem::Malformed { why, .. } => Err(ProtocolError::shape(why)),
+        })
+        .collect()
+}
+
+/// One item of a callback body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallbackItem {
+    /// A result.
+    Result(HandleCallbackParam),
+    /// An item that is not a result, with why, and its `logId` when that much can be read.
+    Malformed {
+        /// The run it names, if readable.
+        log_id: Option<i64>,
+        /// What is wrong with it.
+        why: String,
+    },
+}
+
+impl CallbackItem {
+    /// The run it names, when that can be read.
+    pub fn log_id(&self) -> Option<i64> {
+        match self {
+            CallbackItem::Result(r) => Some(r.log_id),
+            CallbackItem::Malformed { log_id, .. } => *log_id,
+        }
+    }
+}
+
+/// Reads an `/api/callback` body item by item: the body's shape must be right, but one item of
+/// the wrong type does not cost the others (the admin stores those and closes the bad one's run
+/// when it can tell which run that is).
+pub fn decode_callback_items(body: &[u8]) -> Result<Vec<CallbackItem>, ProtocolError> {
     let list = match serde_json::from_slice::<Value>(body)? {
         Value::Array(list) => list,
         Value::Object(mut obj) => match obj.remove("callbackList") {
@@ -865,9 +945,24 @@ pub fn decode_callbacks(body: &[u8]) -> Result<Vec<HandleCallbackParam>, Protoco
             ))
         }
     };
-    list.into_iter()
-        .map(|item| serde_json::from_value(item).map_err(ProtocolError::from))
-        .collect()
+    Ok(list
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let log_id = item.get("logId").and_then(|v| match v {
+                Value::Number(n) => n.as_i64(),
+                Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            });
+            match serde_json::from_value::<HandleCallbackParam>(item) {
+                Ok(result) => CallbackItem::Result(result),
+                Err(e) => CallbackItem::Malformed {
+                    log_id,
+                    why: format!("callback item {} is not a result: {e}", i + 1),
+                },
+            }
+        })
+        .collect())
 }
 
 /// Body of `/log`; no `Serialize` because the time key depends on the admin protocol.
@@ -1705,6 +1800,58 @@ mod tests {
             item.to_json(AdminProtocol::V2),
             json!({"logId":9,"logDateTim":8,"handleCode":200})
         );
+    }
+
+    #[test]
+    fn one_bad_callback_item_costs_only_itself() {
+        let items = decode_callback_items(
+            br#"[{"logId":1,"handleCode":200},{"logId":"2","handleCode":"oops"},{"logId":[3]},{"logId":4,"handleCode":500}]"#,
+        )
+        .unwrap();
+        assert_eq!(items.len(), 4);
+        assert!(matches!(&items[0], CallbackItem::Result(r) if r.log_id == 1));
+        match &items[1] {
+            CallbackItem::Malformed { log_id, why } => {
+                assert_eq!(*log_id, Some(2));
+                assert!(
+                    why.contains("callback item 2") && why.contains("oops"),
+                    "{why}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            &items[2],
+            CallbackItem::Malformed { log_id: None, .. }
+        ));
+        assert!(matches!(&items[3], CallbackItem::Result(r) if r.handle_code == 500));
+        // the strict reader still refuses the whole body
+        assert!(decode_callbacks(br#"[{"logId":1},{"logId":2,"handleCode":{}}]"#).is_err());
+    }
+
+    #[test]
+    fn bodies_are_checked_whole_even_where_unread() {
+        let mut not_utf8 = br#"{"jobId":1,"x":""#.to_vec();
+        not_utf8.extend_from_slice(&[0xff, 0xfe]);
+        not_utf8.extend_from_slice(br#""}"#);
+        let err = decode::<KillParam>(&not_utf8).unwrap_err().to_string();
+        assert!(err.contains("not UTF-8"), "{err}");
+        let deep = format!(
+            r#"{{"jobId":1,"x":{}{}}}"#,
+            "[".repeat(50_000),
+            "]".repeat(50_000)
+        );
+        let err = decode::<KillParam>(deep.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than 128 deep"), "{err}");
+        // brackets inside strings are text, and 128 levels are allowed
+        let fine = format!(
+            r#"{{"jobId":7,"s":"[[[{{\"","x":{}{}}}"#,
+            "[".repeat(127),
+            "]".repeat(127)
+        );
+        assert_eq!(decode::<KillParam>(fine.as_bytes()).unwrap().job_id, 7);
     }
 
     #[test]

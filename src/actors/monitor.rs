@@ -46,6 +46,8 @@ pub struct MonitorSettings {
     pub timezone: Tz,
     /// How long a webhook may take.
     pub webhook_timeout: Duration,
+    /// Whether webhooks may reach loopback, private and link-local addresses.
+    pub webhook_allow_private: bool,
     /// Mail server; `None` turns e-mail alarms off.
     pub smtp: Option<SmtpSettings>,
 }
@@ -64,6 +66,7 @@ impl MonitorSettings {
             retention_every: Duration::from_secs(24 * 3_600),
             timezone: settings.timezone,
             webhook_timeout: DEFAULT_WEBHOOK_TIMEOUT,
+            webhook_allow_private: settings.alarm_webhook_allow_private,
             smtp: settings.smtp.clone(),
         }
     }

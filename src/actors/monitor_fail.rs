@@ -83,7 +83,10 @@ pub fn build_alarmer(settings: &MonitorSettings) -> Alarmer {
         },
         None => log::info!("e-mail alarms are off (no --smtp-host)"),
     }
-    channels.push(Box::new(WebhookAlarm::new(settings.webhook_timeout)));
+    channels.push(Box::new(WebhookAlarm::new(
+        settings.webhook_timeout,
+        settings.webhook_allow_private,
+    )));
     Alarmer::new(channels)
 }
 

@@ -11,6 +11,9 @@
 //! and its `idleBeat` says the job is running or queued, the run is left alone; if it does not
 //! answer, or says the job is idle there, the result is lost.
 //!
+//! Runs whose trigger's outcome was never recorded (trigger code 0 past the timeout: the admin
+//! that fired them could not write it) are marked the same way, so no run stays open forever.
+//!
 //! The mark goes through the callback path ([`complete_one`]), so it is stored only if no real
 //! result arrived meanwhile, a FIX_DELAY job is scheduled again, and children are not
 //! triggered. The fail monitor then retries and alarms it like any failure.
@@ -34,6 +37,10 @@ use crate::store::MonitorPass;
 
 /// XXL-JOB's `joblog_lost_fail` message.
 pub const LOST_MSG: &str = "Job result lost, marked as failure";
+/// The mark of a run whose trigger's outcome was never recorded, so nothing says whether an
+/// executor took it.
+pub const OUTCOME_LOST_MSG: &str =
+    "Job result lost, marked as failure: the trigger's outcome was never recorded";
 /// Logs read per query.
 pub const LOST_BATCH: i64 = 1_000;
 /// Most queries per pass; the rest waits for the next pass.
@@ -142,11 +149,15 @@ pub async fn lost_pass(
                 continue;
             }
             let mut outcome = CallbackOutcome::default();
+            let message = match log.trigger_code {
+                0 => OUTCOME_LOST_MSG,
+                _ => LOST_MSG,
+            };
             let result = HandleCallbackParam {
                 log_id: id,
                 log_date_time: log.trigger_time,
                 handle_code: FAIL_CODE,
-                handle_msg: Some(LOST_MSG.to_string()),
+                handle_msg: Some(message.to_string()),
             };
             complete_one(env, dispatcher, result, &mut outcome).await?;
             if outcome.stored > 0 {

@@ -122,9 +122,20 @@ impl OutcomeWriter {
                     async move { write(&s, &rows, &claims).await }
                 });
             }
-            Ok((Err(e), _, _)) | Err(e) => {
-                log::error!("cannot record the outcomes of {count} trigger(s): {e}")
+            // refused for what a row holds: written one at a time, so one row cannot cost the rest
+            Ok((Err(e), rows, claims)) => {
+                log::warn!(
+                    "cannot record the outcomes of {count} trigger(s) together ({e}): writing them one by one"
+                );
+                let written = self
+                    .store
+                    .run(move |s| async move { Ok(write_each(&s, &rows, &claims).await) })
+                    .await;
+                if let Ok(Err(e)) | Err(e) = written {
+                    log::error!("cannot record the outcomes of {count} trigger(s): {e}");
+                }
             }
+            Err(e) => log::error!("cannot record the outcomes of {count} trigger(s): {e}"),
         }
         for w in waiters {
             let _ = w.send(());
@@ -142,6 +153,38 @@ async fn write(
     let written = store.set_trigger_outcomes(rows).await;
     let released = store.release_claims(claims).await;
     written.and(released)
+}
+
+/// Writes each outcome on its own; one the database still refuses is written with the reason in
+/// place of its message, keeping the executor's code: an accepted run goes on and its result
+/// closes it, a refused one is closed as failed (and retried and alarmed as such). Nothing stays
+/// without an outcome because a message beside it could not be stored.
+async fn write_each(
+    store: &Store,
+    rows: &[(i64, TriggerOutcome)],
+    claims: &[ClaimKey],
+) -> StoreResult<()> {
+    for (log_id, outcome) in rows {
+        let err = match store.set_trigger_outcome(*log_id, outcome).await {
+            Ok(_) => continue,
+            Err(e) if e.is_outage() => return Err(e),
+            Err(e) => e,
+        };
+        log::error!(
+            "log {log_id}: the trigger's outcome (code {}) cannot be stored as it is ({err}); \
+             stored with the reason instead",
+            outcome.trigger_code
+        );
+        let plain = TriggerOutcome {
+            trigger_msg: format!(
+                "the trigger's outcome (code {}) could not be stored as it is: {err}",
+                outcome.trigger_code
+            ),
+            ..outcome.clone()
+        };
+        store.set_trigger_outcome(*log_id, &plain).await?;
+    }
+    store.release_claims(claims).await
 }
 
 #[cfg(test)]

@@ -18,12 +18,10 @@ use crate::clock::now_ms;
 use std::collections::{HashMap, HashSet};
 
 use crate::metrics::CallbackCounts;
-use crate::model::{unstorable, ResultLog, ScheduleType, TriggerType};
-use crate::protocol::{HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
+use crate::model::{JobFollowUps, ResultLog, ScheduleType, TriggerType};
+use crate::protocol::{CallbackItem, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::LogResultRow;
 
-/// XXL-JOB truncates `handle_msg` to this many characters.
-pub const HANDLE_MSG_MAX: usize = 15_000;
 /// The longest a batch of results waits for the admin's executor calls in flight to end before
 /// it is stored anyway: results are bookkeeping, the calls are a second's fires (see
 /// [`CallGauge`]).
@@ -33,8 +31,8 @@ pub const YIELD_TO_CALLS_MAX: Duration = Duration::from_millis(200);
 #[derive(Message, Debug)]
 #[rtype(result = "Result<CallbackOutcome, String>")]
 pub struct ReportResults {
-    /// The results.
-    pub items: Vec<HandleCallbackParam>,
+    /// The results, and the items that are not results.
+    pub items: Vec<CallbackItem>,
     /// The runs the caller may report on.
     pub scope: ResultScope,
 }
@@ -243,10 +241,25 @@ pub async fn complete_batch(
     items: Vec<HandleCallbackParam>,
     scope: &ResultScope,
 ) -> Result<CallbackOutcome, String> {
+    let items = items.into_iter().map(CallbackItem::Result).collect();
     let scope = scope.clone();
     let mut outcomes =
         complete_batches(env, dispatcher, vec![ReportResults { items, scope }]).await?;
     Ok(outcomes.pop().unwrap_or_default())
+}
+
+/// A result about to be written, with what follows it.
+struct Pending {
+    /// The batch it came in.
+    batch: usize,
+    log: ResultLog,
+    code: i32,
+    /// The executor's message, before the note of the children.
+    msg: Option<String>,
+    /// The children its success triggers.
+    children: Vec<i32>,
+    /// Not the executor's result: the admin closes the run as failed (counted as refused).
+    refused: bool,
 }
 
 /// Records batches of results together (one read of the logs with their jobs, then one update
@@ -261,9 +274,8 @@ async fn complete_batches(
     let mut outcomes = vec![CallbackOutcome::default(); batches.len()];
     let ids: Vec<i64> = batches
         .iter()
-        .flat_map(|b| b.items.iter().map(|i| i.log_id))
+        .flat_map(|b| b.items.iter().filter_map(CallbackItem::log_id))
         .collect();
-    let received = ids.len();
     let logs: HashMap<i64, ResultLog> = env
         .store
         .run(move |s| async move { s.get_result_logs(&ids).await })
@@ -273,8 +285,7 @@ async fn complete_batches(
         .map(|l| (l.log_id, l))
         .collect();
 
-    let mut rows = Vec::with_capacity(received);
-    let mut pending = Vec::with_capacity(received);
+    let mut pending = Vec::new();
     let items = batches.into_iter().enumerate().flat_map(|(i, b)| {
         let scope = Arc::new(b.scope);
         b.items
@@ -283,49 +294,55 @@ async fn complete_batches(
     });
     for (batch, scope, item) in items {
         let outcome = &mut outcomes[batch];
-        let Some(log) = logs.get(&item.log_id) else {
-            log::warn!("callback for unknown log {} ignored", item.log_id);
+        let (log_id, result) = match item {
+            CallbackItem::Result(r) => (r.log_id, Ok(r)),
+            CallbackItem::Malformed { log_id: None, why } => {
+                log::warn!("callback item refused: {why}");
+                outcome.refused.push(why);
+                continue;
+            }
+            CallbackItem::Malformed {
+                log_id: Some(id),
+                why,
+            } => (id, Err(why)),
+        };
+        let Some(log) = logs.get(&log_id) else {
+            log::warn!("callback for unknown log {log_id} ignored");
             outcome.unknown += 1;
             continue;
         };
         if !scope.allows(log.job_group) {
             log::warn!(
-                "callback for log {} refused: its run belongs to group {}, whose token the caller did not send",
-                item.log_id,
+                "callback for log {log_id} refused: its run belongs to group {}, whose token the caller did not send",
                 log.job_group
             );
             outcome.refused.push(format!(
-                "logId {}: the run belongs to another executor group; send that group's token",
-                item.log_id
+                "logId {log_id}: the run belongs to another executor group; send that group's token"
             ));
             continue;
         }
         if log.handle_code > 0 {
-            log::debug!("repeated callback for log {} ignored", item.log_id);
+            log::debug!("repeated callback for log {log_id} ignored");
             outcome.ignored += 1;
             continue;
         }
-        if let Some(why) = item.handle_msg.as_deref().and_then(unstorable) {
-            log::warn!(
-                "callback for log {} refused: handleMsg {why}; the run is closed as failed",
-                item.log_id
-            );
-            outcome
-                .refused
-                .push(format!("logId {}: handleMsg {why}", item.log_id));
-            rows.push(LogResultRow {
-                log_id: item.log_id,
-                handle_code: FAIL_CODE,
-                handle_msg: Some(format!(
-                    "result refused by the admin: the executor's handleMsg {why} (it reported code {})",
-                    item.handle_code
-                )),
-            });
-            pending.push((batch, log, FAIL_CODE, Vec::new(), true));
-            continue;
-        }
-        let success = item.handle_code == SUCCESS_CODE;
-        let children: Vec<i32> = match (&log.job, success) {
+        let result = match result {
+            Ok(r) => r,
+            Err(why) => {
+                log::warn!("callback for log {log_id} refused: {why}; the run is closed as failed");
+                outcome.refused.push(format!("logId {log_id}: {why}"));
+                pending.push(Pending {
+                    batch,
+                    log: log.clone(),
+                    code: FAIL_CODE,
+                    msg: Some(format!("result refused by the admin: {why}")),
+                    children: Vec::new(),
+                    refused: true,
+                });
+                continue;
+            }
+        };
+        let children: Vec<i32> = match (&log.job, result.handle_code == SUCCESS_CODE) {
             (Some(job), true) => job
                 .child_job_ids
                 .iter()
@@ -334,35 +351,61 @@ async fn complete_batches(
                 .collect(),
             _ => Vec::new(),
         };
-        let msg = truncate(
-            &handle_message(item.handle_msg.as_deref(), &children),
-            HANDLE_MSG_MAX,
-        );
-        rows.push(LogResultRow {
-            log_id: item.log_id,
-            handle_code: item.handle_code,
-            handle_msg: (!msg.is_empty()).then_some(msg),
+        pending.push(Pending {
+            batch,
+            log: log.clone(),
+            code: result.handle_code,
+            msg: result.handle_msg,
+            children,
+            refused: false,
         });
-        pending.push((batch, log, item.handle_code, children, false));
     }
 
+    let refusals = child_refusals(env, &pending).await?;
+    let rows: Vec<LogResultRow> = pending
+        .iter_mut()
+        .map(|p| {
+            let skipped: Vec<(i32, String)> = p
+                .children
+                .iter()
+                .filter_map(|c| {
+                    refusals
+                        .get(&(p.log.job_id, *c))
+                        .map(|why| (*c, why.clone()))
+                })
+                .collect();
+            p.children
+                .retain(|c| !refusals.contains_key(&(p.log.job_id, *c)));
+            for (child, why) in &skipped {
+                log::warn!(
+                    "job {} succeeded (log {}): child job {child} not triggered: {why}",
+                    p.log.job_id,
+                    p.log.log_id
+                );
+            }
+            let msg = handle_message(p.msg.as_deref(), &p.children, &skipped);
+            LogResultRow {
+                log_id: p.log.log_id,
+                handle_code: p.code,
+                handle_msg: (!msg.is_empty()).then_some(msg),
+            }
+        })
+        .collect();
+
     let now = now_ms();
-    let stored = env
-        .store
-        .run(move |s| async move { s.complete_logs(&rows, now).await })
-        .await
-        .map_err(|e| e.to_string())?;
-    for ((batch, log, code, children, refused), stored) in pending.into_iter().zip(stored) {
-        let outcome = &mut outcomes[batch];
+    let stored = write_results(env, rows, now).await?;
+    for (p, stored) in pending.into_iter().zip(stored) {
+        let outcome = &mut outcomes[p.batch];
         if !stored {
             // a duplicate in the same batch, or another admin stored it meanwhile
             outcome.ignored += 1;
             continue;
         }
         // a refused result closed its run; it is counted among the refused, not the stored
-        if !refused {
+        if !p.refused {
             outcome.stored += 1;
         }
+        let (log, code) = (&p.log, p.code);
         if code == SUCCESS_CODE {
             log::debug!("job {} log {} succeeded", log.job_id, log.log_id);
         } else {
@@ -372,7 +415,7 @@ async fn complete_batches(
                 log.log_id
             );
         }
-        for child in children {
+        for child in p.children {
             log::info!("job {} succeeded: triggering child job {child}", log.job_id);
             dispatcher.do_send(Trigger::new(child, TriggerType::Parent, 0));
         }
@@ -386,28 +429,154 @@ async fn complete_batches(
     Ok(outcomes)
 }
 
-/// The stored result message: the executor's, plus XXL-JOB's note of the children triggered.
-fn handle_message(msg: Option<&str>, children: &[i32]) -> String {
+/// Why each (parent job, child) of `pending` may not fire, keyed by both ids: a child in another
+/// group than its parent fires only while the parent's owner may use that group (an owner that
+/// was deleted may use none). Parents without a recorded owner fire their children as before.
+/// One read of the children and one of the owners for the whole batch, and none when no
+/// parent has both an owner and children.
+async fn child_refusals(
+    env: &TriggerEnv,
+    pending: &[Pending],
+) -> Result<HashMap<(i32, i32), String>, String> {
+    let owned: Vec<(&JobFollowUps, i32, &[i32])> = pending
+        .iter()
+        .filter_map(|p| {
+            let job = p.log.job.as_ref()?;
+            (job.owner_id > 0 && !p.children.is_empty()).then_some((
+                job,
+                p.log.job_id,
+                p.children.as_slice(),
+            ))
+        })
+        .collect();
+    let mut refusals = HashMap::new();
+    if owned.is_empty() {
+        return Ok(refusals);
+    }
+    let child_ids: Vec<i32> = owned
+        .iter()
+        .flat_map(|(_, _, c)| c.iter().copied())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let owner_ids: Vec<i32> = owned
+        .iter()
+        .map(|(j, _, _)| j.owner_id)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let (child_groups, owners) = env
+        .store
+        .run(move |s| async move {
+            let children = s.get_jobs(&child_ids).await?;
+            let mut owners = HashMap::new();
+            for id in owner_ids {
+                if let Some(user) = s.get_user(id).await? {
+                    owners.insert(id, user);
+                }
+            }
+            let groups: HashMap<i32, i32> = children.iter().map(|j| (j.id, j.job_group)).collect();
+            Ok((groups, owners))
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    for (job, parent, children) in owned {
+        let owner = owners.get(&job.owner_id);
+        for &child in children {
+            // a child that no longer exists is skipped by the dispatcher, as before
+            let Some(&group) = child_groups.get(&child) else {
+                continue;
+            };
+            if group == job.job_group {
+                continue;
+            }
+            let why = match owner {
+                None => format!(
+                    "the job's owner (user {}) no longer exists, so it may not trigger jobs of other groups",
+                    job.owner_id
+                ),
+                Some(u) if !u.may_use_group(group) => format!(
+                    "the job's owner '{}' may not use the child's executor group",
+                    u.username
+                ),
+                Some(_) => continue,
+            };
+            refusals.insert((parent, child), why);
+        }
+    }
+    Ok(refusals)
+}
+
+/// Stores `rows`; a write the database refuses (not an outage) is done again one row at a time,
+/// and a row it still refuses is closed as failed with the reason, so a result is never lost
+/// with the others of its batch, nor re-sent forever.
+async fn write_results(
+    env: &TriggerEnv,
+    rows: Vec<LogResultRow>,
+    now: i64,
+) -> Result<Vec<bool>, String> {
+    env.store
+        .run(move |s| async move {
+            let err = match s.complete_logs(&rows, now).await {
+                Ok(stored) => return Ok(stored),
+                Err(e) if e.is_outage() => return Err(e),
+                Err(e) => e,
+            };
+            log::warn!(
+                "cannot store {} result(s) together ({err}): storing them one by one",
+                rows.len()
+            );
+            let mut stored = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let done = match s.complete_logs(std::slice::from_ref(row), now).await {
+                    Ok(done) => done,
+                    Err(e) if e.is_outage() => return Err(e),
+                    Err(e) => {
+                        log::error!(
+                            "log {}: the result (code {}) cannot be stored ({e}): the run is closed as failed",
+                            row.log_id,
+                            row.handle_code
+                        );
+                        let closed = LogResultRow {
+                            log_id: row.log_id,
+                            handle_code: FAIL_CODE,
+                            handle_msg: Some(format!(
+                                "the executor's result (code {}) could not be stored: {e}",
+                                row.handle_code
+                            )),
+                        };
+                        s.complete_logs(std::slice::from_ref(&closed), now).await?
+                    }
+                };
+                stored.push(done.first().copied().unwrap_or(false));
+            }
+            Ok(stored)
+        })
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The stored result message: the executor's, plus XXL-JOB's note of the children triggered
+/// and of those not triggered, with why.
+fn handle_message(msg: Option<&str>, children: &[i32], skipped: &[(i32, String)]) -> String {
     let mut out = msg.unwrap_or_default().to_string();
-    if !children.is_empty() {
+    let total = children.len() + skipped.len();
+    if total > 0 {
         out.push_str("<br><br><span style=\"color:#00c0ef;\" > >>>>>>>>>>>Trigger child job<<<<<<<<<<< </span><br>");
         for (i, child) in children.iter().enumerate() {
             out.push_str(&format!(
-                "{}/{} [Job ID={child}], Trigger success<br>",
-                i + 1,
-                children.len()
+                "{}/{total} [Job ID={child}], Trigger success<br>",
+                i + 1
+            ));
+        }
+        for (i, (child, why)) in skipped.iter().enumerate() {
+            out.push_str(&format!(
+                "{}/{total} [Job ID={child}], Trigger skipped: {why}<br>",
+                children.len() + i + 1
             ));
         }
     }
     out
-}
-
-/// The first `max` characters (not bytes) of `s`.
-fn truncate(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => s[..i].to_string(),
-        None => s.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -469,7 +638,7 @@ mod tests {
         ReportResults {
             items: ids
                 .iter()
-                .map(|id| HandleCallbackParam::new(*id, 1, code, None))
+                .map(|id| CallbackItem::Result(HandleCallbackParam::new(*id, 1, code, None)))
                 .collect(),
             scope: ResultScope::Admin,
         }
@@ -515,12 +684,14 @@ mod tests {
         let second = actix_rt::spawn(actor.send(results(&ids[1..3], SUCCESS_CODE)));
         // a result for a run the second batch closes, one nobody knows, and a failure
         let mut third = results(&[ids[1], 999_999], SUCCESS_CODE);
-        third.items.push(HandleCallbackParam::new(
-            ids[3],
-            1,
-            FAIL_CODE,
-            Some("boom".into()),
-        ));
+        third
+            .items
+            .push(CallbackItem::Result(HandleCallbackParam::new(
+                ids[3],
+                1,
+                FAIL_CODE,
+                Some("boom".into()),
+            )));
         let third = actix_rt::spawn(actor.send(third));
         actix_rt::time::sleep(Duration::from_millis(50)).await;
         assert!(!first.is_finished() && !second.is_finished() && !third.is_finished());
@@ -549,15 +720,11 @@ mod tests {
 
     #[test]
     fn child_triggers_are_noted_in_the_message() {
-        assert_eq!(handle_message(Some("done"), &[]), "done");
-        let msg = handle_message(None, &[4, 9]);
+        assert_eq!(handle_message(Some("done"), &[], &[]), "done");
+        let msg = handle_message(None, &[4, 9], &[(12, "not allowed".into())]);
         assert!(msg.contains("Trigger child job"));
-        assert!(msg.contains("1/2 [Job ID=4]") && msg.contains("2/2 [Job ID=9]"));
-    }
-
-    #[test]
-    fn truncation_counts_characters() {
-        assert_eq!(truncate("é中x", 2), "é中");
-        assert_eq!(truncate("abc", 5), "abc");
+        assert!(msg.contains("1/3 [Job ID=4], Trigger success"));
+        assert!(msg.contains("2/3 [Job ID=9], Trigger success"));
+        assert!(msg.contains("3/3 [Job ID=12], Trigger skipped: not allowed"));
     }
 }

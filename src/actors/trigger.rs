@@ -19,7 +19,7 @@ use crate::clock::now_ms;
 use crate::executor_client::{failure, Credentials, ExecutorClient};
 use crate::metrics::AdminMetrics;
 use crate::model::{
-    executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration,
+    address_key, executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration,
     RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
@@ -103,6 +103,8 @@ struct Targets {
     addresses: Vec<String>,
     protocols: Vec<AdminProtocol>,
     registry_type: &'static str,
+    /// Addresses asked for that the group does not have, left out (see [`chosen_targets`]).
+    refused: Vec<String>,
 }
 
 impl Targets {
@@ -311,16 +313,23 @@ async fn prepare_in_db(
             continue;
         }
         let group = groups.get(&job.job_group).cloned().flatten();
+        let own = group_targets
+            .entry(job.job_group)
+            .or_insert_with(|| Arc::new(targets_of(group.as_deref(), &live)))
+            .clone();
         let targets = match msg.address_list.as_deref().filter(|l| !l.is_empty()) {
-            Some(list) => Arc::new(Targets {
-                addresses: list.to_vec(),
-                protocols: vec![AdminProtocol::V2; list.len()],
-                registry_type: "Manual entry",
-            }),
-            None => group_targets
-                .entry(job.job_group)
-                .or_insert_with(|| Arc::new(targets_of(group.as_deref(), &live)))
-                .clone(),
+            Some(list) => {
+                let chosen = chosen_targets(list, group.as_deref(), &own);
+                if !chosen.refused.is_empty() {
+                    log::warn!(
+                        "job {} trigger: address(es) {} left out: not an executor of its group",
+                        job.id,
+                        chosen.refused.join(", ")
+                    );
+                }
+                Arc::new(chosen)
+            }
+            None => own,
         };
         let fail_retry_count = msg
             .fail_retry_count
@@ -483,6 +492,7 @@ fn targets_of(group: Option<&JobGroup>, live: &HashMap<String, Arc<Vec<Registrat
             addresses: Vec::new(),
             protocols: Vec::new(),
             registry_type: "Automatic registration",
+            refused: Vec::new(),
         };
     };
     let empty = Vec::new();
@@ -509,7 +519,45 @@ fn targets_of(group: Option<&JobGroup>, live: &HashMap<String, Arc<Vec<Registrat
             AddressType::Auto => "Automatic registration",
             AddressType::Manual => "Manual entry",
         },
+        refused: Vec::new(),
     }
+}
+
+/// The executors of a trigger that names its own: only those the group has (registered now, or
+/// in its address list), so that the group's token never goes to an address of the caller's
+/// choosing; the others are left out and named.
+fn chosen_targets(list: &[String], group: Option<&JobGroup>, own: &Targets) -> Targets {
+    let known: HashMap<String, (&str, AdminProtocol)> = own
+        .addresses
+        .iter()
+        .zip(&own.protocols)
+        .map(|(a, p)| (address_key(a), (a.as_str(), *p)))
+        .chain(
+            group
+                .map(|g| g.address_list.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .map(|a| (address_key(a), (a.as_str(), AdminProtocol::V2))),
+        )
+        .rev() // a live registration's protocol wins over the listed copy of its address
+        .collect();
+    let mut chosen = Targets {
+        addresses: Vec::new(),
+        protocols: Vec::new(),
+        registry_type: "Manual entry",
+        refused: Vec::new(),
+    };
+    for asked in list {
+        match known.get(&address_key(asked)) {
+            Some((address, protocol)) if !chosen.addresses.iter().any(|a| a == address) => {
+                chosen.addresses.push(address.to_string());
+                chosen.protocols.push(*protocol);
+            }
+            Some(_) => {}
+            None => chosen.refused.push(asked.clone()),
+        }
+    }
+    chosen
 }
 
 /// `"i/n"` → (i, n), when well-formed.
@@ -561,7 +609,12 @@ async fn process(
 
     // choose the address; a probe message (FAILOVER/BUSYOVER) precedes the run result
     let mut route_msg = String::new();
-    let address: Result<String, String> = if addresses.is_empty() {
+    let address: Result<String, String> = if addresses.is_empty() && !p.targets.refused.is_empty() {
+        Err(format!(
+            "{ADDRESS_EMPTY_MSG}: {} is not an executor of this job's group (registered or listed)",
+            p.targets.refused.join(", ")
+        ))
+    } else if addresses.is_empty() {
         Err(ADDRESS_EMPTY_MSG.to_string())
     } else if broadcast {
         shard_address(addresses, p.index)
@@ -703,12 +756,30 @@ impl std::fmt::Display for MessageHead<'_> {
             self.trigger_type.title(),
             self.admin_address,
             self.targets.registry_type,
-            self.targets.addresses.join(", "),
+            AddressSummary(&self.targets.addresses),
             route,
             job.executor_block_strategy.as_str(),
             job.executor_timeout,
             self.fail_retry_count,
         )
+    }
+}
+
+/// Addresses shown in a run's trigger message: a group of hundreds of executors would make every
+/// run row of it hundreds of kilobytes.
+const ADDRESSES_SHOWN: usize = 20;
+
+/// The first [`ADDRESSES_SHOWN`] addresses, then how many there are in all.
+struct AddressSummary<'a>(&'a [String]);
+
+impl std::fmt::Display for AddressSummary<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = &self.0[..self.0.len().min(ADDRESSES_SHOWN)];
+        f.write_str(&shown.join(", "))?;
+        if self.0.len() > shown.len() {
+            write!(f, ", … ({} in all)", self.0.len())?;
+        }
+        Ok(())
     }
 }
 
@@ -727,6 +798,67 @@ fn trigger_message(head: &str, route_msg: &str, run_msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trigger_may_name_only_the_groups_executors() {
+        let own = Targets {
+            addresses: vec!["http://10.0.0.1:9999/".into()],
+            protocols: vec![AdminProtocol::V35],
+            registry_type: "Automatic registration",
+            refused: Vec::new(),
+        };
+        let mut group = JobGroup {
+            id: 1,
+            app_name: "app".into(),
+            title: "app".into(),
+            address_type: AddressType::Auto,
+            address_list: vec!["http://10.0.0.2:9999/".into()],
+            access_token: None,
+            update_time: 0,
+        };
+        let asked: Vec<String> = [
+            "http://10.0.0.1:9999",    // registered, without its slash
+            "http://127.0.0.1:4444/",  // the caller's own listener
+            "HTTP://10.0.0.2:9999/",   // listed, in capitals
+            "http://10.0.0.1:9999/",   // the first again
+            "http://169.254.169.254/", // an internal host
+        ]
+        .map(String::from)
+        .to_vec();
+        let chosen = chosen_targets(&asked, Some(&group), &own);
+        assert_eq!(
+            chosen.addresses,
+            ["http://10.0.0.1:9999/", "http://10.0.0.2:9999/"]
+        );
+        assert_eq!(chosen.protocols, [AdminProtocol::V35, AdminProtocol::V2]);
+        assert_eq!(
+            chosen.refused,
+            ["http://127.0.0.1:4444/", "http://169.254.169.254/"]
+        );
+        // a group with no executor at all takes none of the caller's
+        group.address_list.clear();
+        let none = Targets {
+            addresses: Vec::new(),
+            ..own
+        };
+        let chosen = chosen_targets(&asked[1..2], Some(&group), &none);
+        assert!(chosen.addresses.is_empty());
+        assert_eq!(chosen.refused, ["http://127.0.0.1:4444/"]);
+        assert!(chosen_targets(&asked, None, &none).addresses.is_empty());
+    }
+
+    #[test]
+    fn long_address_lists_are_summed_up_in_messages() {
+        let many: Vec<String> = (0..25).map(|i| format!("http://h{i}/")).collect();
+        let shown = AddressSummary(&many).to_string();
+        assert!(shown.starts_with("http://h0/, http://h1/"));
+        assert!(shown.contains("http://h19/") && !shown.contains("http://h20/"));
+        assert!(shown.ends_with(", … (25 in all)"));
+        assert_eq!(
+            AddressSummary(&many[..2]).to_string(),
+            "http://h0/, http://h1/"
+        );
+    }
 
     #[test]
     fn shard_params_parse_only_when_valid() {
@@ -749,6 +881,7 @@ mod tests {
                 addresses: addresses.iter().map(|a| a.to_string()).collect(),
                 protocols: Vec::new(),
                 registry_type: "Automatic registration",
+                refused: Vec::new(),
             }),
             param: String::new(),
             trigger_time: 0,

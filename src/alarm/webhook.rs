@@ -7,18 +7,28 @@ use std::time::Duration;
 use futures_util::future::LocalBoxFuture;
 
 use super::{Alarm, AlarmEvent, AlarmPayload, AlarmResult};
+use crate::executor::outbound::target_address;
 
 /// How long a webhook may take to answer, unless configured otherwise.
 pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The setting that lets webhooks reach private addresses, named where one is refused.
+pub const ALLOW_PRIVATE_FLAG: &str = "--alarm-webhook-allow-private";
+
 /// Posts alarms to per-job URLs; one per arbiter (awc clients are not `Send`).
+///
+/// Like `httpJobHandler`, a webhook may not reach this machine or the networks behind it
+/// (loopback, private, link-local, ...) unless `allow_private`: the URL is resolved, checked, and
+/// called at the checked address, and redirects are not followed (a 3xx is a failed delivery).
 pub struct WebhookAlarm {
     client: awc::Client,
+    allow_private: bool,
 }
 
 impl WebhookAlarm {
-    /// A webhook channel whose calls give up after `timeout`.
-    pub fn new(timeout: Duration) -> Self {
+    /// A webhook channel whose calls give up after `timeout`, reaching private addresses only
+    /// with `allow_private`.
+    pub fn new(timeout: Duration, allow_private: bool) -> Self {
         let connector = awc::Connector::new().timeout(timeout);
         let connector = match crate::tls::client_config() {
             Ok(config) => connector.rustls_0_23(Arc::new(config)),
@@ -29,9 +39,13 @@ impl WebhookAlarm {
         };
         let client = awc::Client::builder()
             .timeout(timeout)
+            .disable_redirects()
             .connector(connector)
             .finish();
-        WebhookAlarm { client }
+        WebhookAlarm {
+            client,
+            allow_private,
+        }
     }
 
     async fn deliver(&self, event: &AlarmEvent) -> AlarmResult {
@@ -39,14 +53,19 @@ impl WebhookAlarm {
         if url.is_empty() {
             return AlarmResult::NotConfigured;
         }
-        match url::Url::parse(url) {
-            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+        let parsed = match url::Url::parse(url) {
+            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => u,
             _ => return AlarmResult::Failed(format!("'{url}' is not an http:// or https:// URL")),
-        }
+        };
+        let address = match target_address(&parsed, self.allow_private, ALLOW_PRIVATE_FLAG).await {
+            Ok(a) => a,
+            Err(why) => return AlarmResult::Failed(why),
+        };
         let payload = AlarmPayload::of(event);
         let sent = self
             .client
             .post(url)
+            .address(address)
             .insert_header((
                 "User-Agent",
                 concat!("jobwheel/", env!("CARGO_PKG_VERSION")),
@@ -92,7 +111,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn blank_or_bad_urls() {
-        let alarm = WebhookAlarm::new(Duration::from_secs(1));
+        let alarm = WebhookAlarm::new(Duration::from_secs(1), true);
         let mut e = event();
         assert_eq!(alarm.send(&e).await, AlarmResult::NotConfigured);
         e.job.alarm_webhook = "ftp://example.com/x".into();
@@ -102,5 +121,26 @@ mod tests {
         // nothing listens on port 1
         e.job.alarm_webhook = "http://127.0.0.1:1/hook".into();
         assert!(matches!(alarm.send(&e).await, AlarmResult::Failed(_)));
+    }
+
+    #[actix_rt::test]
+    async fn private_targets_are_refused_unless_allowed() {
+        let alarm = WebhookAlarm::new(Duration::from_secs(1), false);
+        let mut e = event();
+        for url in [
+            "http://127.0.0.1:1/hook",
+            "http://localhost:1/hook",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://[::1]:1/",
+            "http://10.1.2.3/",
+        ] {
+            e.job.alarm_webhook = url.into();
+            match alarm.send(&e).await {
+                AlarmResult::Failed(m) => {
+                    assert!(m.contains(ALLOW_PRIVATE_FLAG), "{url}: {m}")
+                }
+                other => panic!("{url}: {other:?}"),
+            }
+        }
     }
 }

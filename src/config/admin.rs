@@ -4,7 +4,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use chrono_tz::Tz;
-use clap::{ArgMatches, Args};
+use clap::builder::BoolishValueParser;
+use clap::{ArgAction, ArgMatches, Args};
 use lettre::message::Mailbox;
 use serde::Deserialize;
 
@@ -62,6 +63,11 @@ pub struct AdminSettings {
     #[arg(value_name = "SECS", value_parser = lost_secs::parse, default_value = "600")]
     #[serde(rename = "lost_result_timeout_secs", with = "lost_secs")]
     pub lost_result_timeout: Duration,
+    /// Let jobs' alarm webhooks reach loopback, private and link-local addresses
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    #[arg(value_parser = BoolishValueParser::new(), value_name = "BOOL", default_value = "false")]
+    #[serde(with = "boolean")]
+    pub alarm_webhook_allow_private: bool,
     /// Mail server for alarm e-mails; `None` turns e-mail alarms off.
     #[arg(skip)]
     #[serde(skip)]

@@ -145,7 +145,7 @@ async fn call_checked(
         .disable_redirects()
         .finish();
     for hop in 0..=HTTP_MAX_REDIRECTS {
-        let addr = target_address(&url, allow_private).await?;
+        let addr = target_address(&url, allow_private, "--http-job-allow-private").await?;
         let request = client.request(method.clone(), url.as_str()).address(addr);
         let mut resp = match &body {
             Some(b) => request.send_body(b.clone()).await,

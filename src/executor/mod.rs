@@ -33,7 +33,7 @@ pub(crate) mod glue;
 pub(crate) mod handler;
 mod http;
 pub mod joblog;
-mod outbound;
+pub(crate) mod outbound;
 pub(crate) mod run;
 mod scrape;
 mod script_records;

@@ -71,11 +71,25 @@ fn v6_kind(ip: Ipv6Addr) -> Option<&'static str> {
 }
 
 /// The address to connect to for `url`: an http(s) URL whose host (as written, or every
-/// address its name resolves to) is public, unless `allow_private`.
+/// address its name resolves to) is public, unless `allow_private`; a refusal names
+/// `allow_flag`, the setting that would allow it.
 pub(crate) async fn target_address(
     url: &url::Url,
     allow_private: bool,
+    allow_flag: &str,
 ) -> Result<SocketAddr, String> {
+    let addrs = resolve(url).await?;
+    if !allow_private {
+        refuse_private(url, &addrs, allow_flag)?;
+    }
+    addrs
+        .first()
+        .copied()
+        .ok_or_else(|| format!("{} resolves to no address", url.host_str().unwrap_or("?")))
+}
+
+/// Every address `url`'s host stands for: the one written, or those its name resolves to.
+pub(crate) async fn resolve(url: &url::Url) -> Result<Vec<SocketAddr>, String> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
             "only http and https URLs can be called, not {}:",
@@ -85,32 +99,35 @@ pub(crate) async fn target_address(
     let port = url
         .port_or_known_default()
         .ok_or_else(|| format!("{url} has no port"))?;
-    let addrs: Vec<SocketAddr> = match url.host() {
-        Some(url::Host::Ipv4(ip)) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
-        Some(url::Host::Ipv6(ip)) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
-        Some(url::Host::Domain(name)) => tokio::net::lookup_host((name, port))
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => Ok(vec![SocketAddr::new(IpAddr::V4(ip), port)]),
+        Some(url::Host::Ipv6(ip)) => Ok(vec![SocketAddr::new(IpAddr::V6(ip), port)]),
+        Some(url::Host::Domain(name)) => Ok(tokio::net::lookup_host((name, port))
             .await
             .map_err(|e| format!("cannot resolve {name}: {e}"))?
-            .collect(),
-        None => return Err(format!("{url} has no host")),
-    };
-    let first = *addrs
-        .first()
-        .ok_or_else(|| format!("{} resolves to no address", url.host_str().unwrap_or("?")))?;
-    if !allow_private {
-        // one private answer refuses the name: its owner could otherwise pick which one is used
-        if let Some((addr, kind)) = addrs
-            .iter()
-            .find_map(|a| private_kind(a.ip()).map(|k| (a, k)))
-        {
-            return Err(format!(
-                "refused to call {}: {} is a {kind} address (allow it with --http-job-allow-private)",
-                url.host_str().unwrap_or("?"),
-                addr.ip()
-            ));
-        }
+            .collect()),
+        None => Err(format!("{url} has no host")),
     }
-    Ok(first)
+}
+
+/// `Err` naming the first of `addrs` (what `url`'s host stands for) that is not public.
+pub(crate) fn refuse_private(
+    url: &url::Url,
+    addrs: &[SocketAddr],
+    allow_flag: &str,
+) -> Result<(), String> {
+    // one private answer refuses the name: its owner could otherwise pick which one is used
+    match addrs
+        .iter()
+        .find_map(|a| private_kind(a.ip()).map(|k| (a, k)))
+    {
+        Some((addr, kind)) => Err(format!(
+            "refused to call {}: {} is a {kind} address (allow it with {allow_flag})",
+            url.host_str().unwrap_or("?"),
+            addr.ip()
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -154,31 +171,33 @@ mod tests {
         }
     }
 
+    const FLAG: &str = "--http-job-allow-private";
+
     #[actix_rt::test]
     async fn urls_are_checked_before_any_connection() {
         let url = |s: &str| url::Url::parse(s).unwrap();
-        let err = target_address(&url("http://127.0.0.1:9/x"), false)
+        let err = target_address(&url("http://127.0.0.1:9/x"), false, FLAG)
             .await
             .unwrap_err();
         assert!(
             err.contains("loopback") && err.contains("--http-job-allow-private"),
             "{err}"
         );
-        let err = target_address(&url("http://[::1]/"), false)
+        let err = target_address(&url("http://[::1]/"), false, FLAG)
             .await
             .unwrap_err();
         assert!(err.contains("loopback"), "{err}");
-        let err = target_address(&url("http://localhost:9/"), false)
+        let err = target_address(&url("http://localhost:9/"), false, FLAG)
             .await
             .unwrap_err();
         assert!(err.contains("loopback"), "{err}");
-        let err = target_address(&url("file:///etc/passwd"), false)
+        let err = target_address(&url("file:///etc/passwd"), false, FLAG)
             .await
             .unwrap_err();
         assert!(err.contains("only http and https"), "{err}");
-        let allowed = target_address(&url("http://127.0.0.1:9/x"), true).await;
+        let allowed = target_address(&url("http://127.0.0.1:9/x"), true, FLAG).await;
         assert_eq!(allowed.unwrap(), "127.0.0.1:9".parse().unwrap());
-        let public = target_address(&url("https://93.184.216.34/"), false).await;
+        let public = target_address(&url("https://93.184.216.34/"), false, FLAG).await;
         assert_eq!(public.unwrap(), "93.184.216.34:443".parse().unwrap());
     }
 }

@@ -173,6 +173,7 @@ pub fn job(j: &XxlJob) -> Result<JobInfo, MappingError> {
         } else {
             0
         },
+        owner_id: 0,
     })
 }
 

@@ -86,11 +86,13 @@ fn same_group(a: &JobGroup, b: &JobGroup) -> bool {
         && (a.address_type == AddressType::Auto || a.address_list == b.address_list)
 }
 
-/// Two jobs are the same when all but their fire times agree: the scheduler moves those on.
+/// Two jobs are the same when all but their fire times (the scheduler moves those on) and their
+/// owner (jobwheel's, which XXL-JOB does not have) agree.
 fn same_job(a: &JobInfo, b: &JobInfo) -> bool {
     let moving = |j: &JobInfo| JobInfo {
         trigger_last_time: 0,
         trigger_next_time: 0,
+        owner_id: 0,
         ..j.clone()
     };
     moving(a) == moving(b)

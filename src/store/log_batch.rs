@@ -10,7 +10,9 @@ use std::collections::HashSet;
 
 use super::logs::{ids_from_rows, LogResultRow};
 use super::{on_pool, placeholders, retry_on_deadlock, Db, Store, StoreResult};
-use crate::model::{alarm_status, NewLog, TriggerOutcome};
+use crate::model::{
+    alarm_status, needs_storable, storable_text, NewLog, TriggerOutcome, MESSAGE_MAX_CHARS,
+};
 
 /// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
 /// lowest) at 9 parameters a row.
@@ -147,7 +149,31 @@ impl Store {
     /// Records many trigger outcomes (see [`Store::set_trigger_outcome`]), one statement per chunk.
     /// Rows are written in id order, and a chunk that lost a deadlock to a concurrent result
     /// update is retried.
+    /// A message the database cannot hold as sent (a NUL, or longer than [`MESSAGE_MAX_CHARS`])
+    /// is stored made storable ([`storable_text`]).
     pub async fn set_trigger_outcomes(&self, rows: &[(i64, TriggerOutcome)]) -> StoreResult<()> {
+        let cleaned: Vec<(i64, TriggerOutcome)>;
+        let rows = if rows
+            .iter()
+            .any(|(_, o)| needs_storable(&o.trigger_msg, MESSAGE_MAX_CHARS))
+        {
+            cleaned = rows
+                .iter()
+                .map(|(id, o)| {
+                    let trigger_msg = storable_text(&o.trigger_msg, MESSAGE_MAX_CHARS).into_owned();
+                    (
+                        *id,
+                        TriggerOutcome {
+                            trigger_msg,
+                            ..o.clone()
+                        },
+                    )
+                })
+                .collect();
+            &cleaned[..]
+        } else {
+            rows
+        };
         let mut sorted: Vec<&(i64, TriggerOutcome)> = rows.iter().collect();
         sorted.sort_by_key(|(id, _)| *id);
         for chunk in sorted.chunks(CHUNK) {
@@ -158,7 +184,14 @@ impl Store {
 
     /// Records what the executor answered to a trigger; false when the log is gone.
     pub async fn set_trigger_outcome(&self, log_id: i64, o: &TriggerOutcome) -> StoreResult<bool> {
-        let row = (log_id, o.clone());
+        let trigger_msg = storable_text(&o.trigger_msg, MESSAGE_MAX_CHARS).into_owned();
+        let row = (
+            log_id,
+            TriggerOutcome {
+                trigger_msg,
+                ..o.clone()
+            },
+        );
         Ok(self.set_outcome_chunk(&[&row]).await? > 0)
     }
 
@@ -205,11 +238,33 @@ impl Store {
     /// Stores many results, each only if its log has none yet (as [`Store::complete_log`]); the
     /// answer says per result whether it was stored. Results sharing a code and message (the
     /// usual case: every success says the same) are stored with one statement per chunk.
+    ///
+    /// A message the database cannot hold as sent is stored made storable ([`storable_text`]).
     pub async fn complete_logs(
         &self,
         results: &[LogResultRow],
         now: i64,
     ) -> StoreResult<Vec<bool>> {
+        let cleaned: Vec<LogResultRow>;
+        let results = if results.iter().any(|r| {
+            r.handle_msg
+                .as_deref()
+                .is_some_and(|m| needs_storable(m, MESSAGE_MAX_CHARS))
+        }) {
+            cleaned = results
+                .iter()
+                .map(|r| LogResultRow {
+                    handle_msg: r
+                        .handle_msg
+                        .as_deref()
+                        .map(|m| storable_text(m, MESSAGE_MAX_CHARS).into_owned()),
+                    ..r.clone()
+                })
+                .collect();
+            &cleaned[..]
+        } else {
+            results
+        };
         // groups in order of first appearance, so the first of two results for one log wins
         let mut groups: Vec<(ResultKey<'_>, Vec<i64>)> = Vec::new();
         for r in results {

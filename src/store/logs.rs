@@ -158,6 +158,8 @@ fn result_log_from_row(row: &impl RowExt) -> StoreResult<ResultLog> {
                 timezone: row.text("timezone")?,
             },
             child_job_ids: child_job_ids_of(row, id)?,
+            job_group: row.int("j_group")?,
+            owner_id: row.int("owner_id")?,
         }),
     };
     Ok(ResultLog {
@@ -175,9 +177,11 @@ pub(super) fn ids_from_rows(rows: &[impl RowExt]) -> StoreResult<Vec<i64>> {
 }
 
 /// The lost-result monitor's candidates (see [`Store::find_lost_log_ids`]).
+/// Runs an executor accepted (code 200) and runs whose trigger's outcome was never recorded
+/// (code 0: the admin could not write it), both without a result.
 pub(super) const LOST_CANDIDATES: &str =
     "SELECT id FROM job_log WHERE alarm_status = 0 AND handle_code = 0 \
-     AND trigger_code = 200 AND trigger_time <= ? AND id > ? ORDER BY id LIMIT ?";
+     AND trigger_code IN (0, 200) AND trigger_time <= ? AND id > ? ORDER BY id LIMIT ?";
 
 /// One batch of `find_log_ids_to_clear`: with a time bound (`by_time`), oldest by trigger time,
 /// which the time indexes serve with the bound, stopping at the limit. `ORDER BY id` would
@@ -243,7 +247,8 @@ impl Store {
             let sql = self.sql(format!(
                 "SELECT l.id AS id, l.job_id AS job_id, l.job_group AS job_group, l.handle_code AS handle_code, \
                  l.trigger_type AS trigger_type, j.id AS j_id, j.schedule_type AS schedule_type, \
-                 j.schedule_conf AS schedule_conf, j.timezone AS timezone, j.child_jobid AS child_jobid \
+                 j.schedule_conf AS schedule_conf, j.timezone AS timezone, j.child_jobid AS child_jobid, \
+                 j.job_group AS j_group, j.owner_id AS owner_id \
                  FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id WHERE l.id IN ({})",
                 placeholders(chunk.len())
             ));

@@ -63,10 +63,10 @@ pub enum StoreError {
     /// The database URL cannot be used.
     #[error("{0}")]
     BadUrl(String),
-    /// The data folder of an SQLite database cannot be created.
-    #[error("cannot create data folder '{path}': {source}")]
+    /// The data folder or file of an SQLite database cannot be created.
+    #[error("cannot create '{path}': {source}")]
     DataFolder {
-        /// The folder.
+        /// The folder or file.
         path: String,
         /// Why.
         source: std::io::Error,
@@ -230,8 +230,12 @@ impl Store {
                 sqlite_lib::tune();
                 let options = SqliteConnectOptions::from_str(url)
                     .map_err(|e| StoreError::BadUrl(format!("invalid SQLite URL '{url}': {e}")))?;
-                if let Some(parent) = options.get_filename().parent() {
-                    ensure_folder(parent)?;
+                let file = options.get_filename().to_path_buf();
+                if !is_memory(url, &file) {
+                    if let Some(parent) = file.parent() {
+                        ensure_folder(parent)?;
+                    }
+                    ensure_private_file(&file)?;
                 }
                 let options = options
                     .create_if_missing(true)
@@ -450,14 +454,59 @@ fn mysql_url(url: &str) -> String {
     }
 }
 
+/// Creates the folder (and its parents) if missing; what this creates only its owner may enter.
 fn ensure_folder(path: &Path) -> StoreResult<()> {
     if path.as_os_str().is_empty() || path.is_dir() {
         return Ok(());
     }
-    std::fs::create_dir_all(path).map_err(|source| StoreError::DataFolder {
-        path: path.display().to_string(),
-        source,
-    })
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(path)
+        .map_err(|source| StoreError::DataFolder {
+            path: path.display().to_string(),
+            source,
+        })
+}
+
+/// Whether an SQLite URL names an in-memory database rather than a file.
+fn is_memory(url: &str, file: &Path) -> bool {
+    file.as_os_str() == ":memory:" || url.contains(":memory:") || url.contains("mode=memory")
+}
+
+/// Creates the SQLite file readable and writable by its owner only, before SQLite opens it:
+/// it holds the executors' access token, password hashes and session hashes, and SQLite gives
+/// the write-ahead log and shared-memory files it makes beside it the database file's mode. An
+/// existing file is left as it is, with a warning when other users may read it.
+fn ensure_private_file(file: &Path) -> StoreResult<()> {
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+    match open.open(file) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            #[cfg(unix)]
+            if let Ok(meta) = std::fs::metadata(file) {
+                let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+                if mode & 0o077 != 0 {
+                    log::warn!(
+                        "database file {} may be read by other users (mode {:o}): it holds the \
+                         executors' access token; chmod 600 it",
+                        file.display(),
+                        mode & 0o777
+                    );
+                }
+            }
+            Ok(())
+        }
+        Err(source) => Err(StoreError::DataFolder {
+            path: file.display().to_string(),
+            source,
+        }),
+    }
 }
 
 /// Rewrites `?` placeholders as `$1, $2, ...`; statements here never hold `?` inside literals.
@@ -533,6 +582,31 @@ pub(crate) fn duplicate_as(err: sqlx::Error, what: impl FnOnce() -> String) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[actix_rt::test]
+    async fn an_sqlite_database_is_created_for_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("new-folder").join("jobwheel.db");
+        let url = format!("sqlite://{}", file.display());
+        let store = Store::connect(&url, &Default::default())
+            .await
+            .expect("connect");
+        store.migrate().await.expect("migrate");
+        store
+            .init_setting("probe", "x", 1)
+            .await
+            .expect("a write, so the WAL exists");
+        let mode = |p: &Path| std::fs::metadata(p).expect("exists").permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(file.parent().unwrap()), 0o700);
+        for suffix in ["-wal", "-shm"] {
+            let side = std::path::PathBuf::from(format!("{}{suffix}", file.display()));
+            assert_eq!(mode(&side), 0o600, "{suffix}");
+        }
+        store.close().await;
+    }
 
     #[test]
     fn url_schemes_pick_backends() {

@@ -14,10 +14,10 @@ use super::body_limit::{LimitedBody, WIRE_BODY_LIMIT};
 use super::AppState;
 use crate::actors::registry::{Register, Unregister};
 use crate::actors::result_intake::{ReportResults, ResultScope};
-use crate::model::unstorable;
+use crate::model::{executor_address_problem, unstorable};
 use crate::protocol::{
-    constant_time_eq, decode_callbacks, AnyReturn, ReturnT, ACCESS_TOKEN_HEADER, APP_NAME_HEADER,
-    MSG_ACCESS_TOKEN_WRONG, MSG_METHOD_NOT_SUPPORTED,
+    constant_time_eq, decode_callback_items, AnyReturn, ReturnT, ACCESS_TOKEN_HEADER,
+    APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG, MSG_METHOD_NOT_SUPPORTED,
 };
 use crate::store::GroupToken;
 
@@ -162,6 +162,18 @@ fn registry_body(body: &[u8]) -> Result<(String, String, String), AnyReturn> {
                 "invalid request, {name} must be at most {max} characters."
             )));
         }
+        if let Some(c) = value.chars().find(|c| c.is_control()) {
+            return Err(ReturnT::fail(format!(
+                "invalid request, {name} may not contain control characters (U+{:04X}).",
+                c as u32
+            )));
+        }
+    }
+    // the admin calls what is registered, with the group's token: only an http(s) URL
+    if let Some(why) = executor_address_problem(&v) {
+        return Err(ReturnT::fail(format!(
+            "invalid request, registryValue: {why}."
+        )));
     }
     Ok((g, k, v))
 }
@@ -246,7 +258,7 @@ async fn callback(
         Ok(c) => c,
         Err(r) => return answer(r),
     };
-    let items = match decode_callbacks(&body.0) {
+    let items = match decode_callback_items(&body.0) {
         Ok(items) => items,
         Err(e) => {
             return answer(ReturnT::fail(format!(
@@ -285,6 +297,7 @@ async fn callback(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn caller(global: bool, granted: &[i32]) -> Caller {
         Caller {
@@ -327,6 +340,29 @@ mod tests {
             Some("Illegal Argument.")
         );
         assert!(registry_body(b"not json").is_err());
+        for value in [
+            "http://h:1/\r\nX-Evil: 1",
+            "<script>alert(1)</script>",
+            "javascript:alert(1)",
+            "10.0.0.1:9999",
+            "http://h:1/\u{7}",
+        ] {
+            let body =
+                json!({"registryGroup": "EXECUTOR", "registryKey": "app", "registryValue": value});
+            let err = registry_body(body.to_string().as_bytes()).unwrap_err();
+            assert!(
+                err.msg
+                    .as_deref()
+                    .is_some_and(|m| m.contains("registryValue")),
+                "{value:?}: {err:?}"
+            );
+        }
+        let long = format!("http://h/{}", "a".repeat(250));
+        let body =
+            json!({"registryGroup": "EXECUTOR", "registryKey": "app", "registryValue": long});
+        assert!(registry_body(body.to_string().as_bytes()).is_err());
+        let key = json!({"registryGroup": "EXECUTOR", "registryKey": "a\tb", "registryValue": "http://h:1/"});
+        assert!(registry_body(key.to_string().as_bytes()).is_err());
     }
 }
 
@@ -368,7 +404,9 @@ mod proptests {
                         prop_assert!(!v.is_empty() && v.trim() == v, "{name}");
                         prop_assert!(v.chars().count() <= *max, "{name}");
                         prop_assert!(unstorable(v).is_none(), "{name}");
+                        prop_assert!(!v.chars().any(char::is_control), "{name}");
                     }
+                    prop_assert!(executor_address_problem(&value).is_none());
                 }
                 Err(ret) => {
                     prop_assert_eq!(ret.code, crate::protocol::FAIL_CODE);

@@ -10,7 +10,7 @@ backends!(app: group_crud_and_validation, |app| {
             "title": "Billing",
             "addressType": "MANUAL",
             "addressList": ["http://10.0.0.2:9999/", "http://10.0.0.1:9999/"],
-            "accessToken": "group-secret",
+            "accessToken": "group-secret-0123",
         }))
         .await;
     assert_eq!(res.status, 201, "{}", res.body);
@@ -23,9 +23,9 @@ backends!(app: group_crud_and_validation, |app| {
     );
     // the token is stored but never shown
     assert_eq!(res.body["accessTokenSet"], true);
-    assert!(!res.body.to_string().contains("group-secret"));
+    assert!(!res.body.to_string().contains("group-secret-0123"));
     let stored = app.store.get_group(id as i32).await.unwrap().unwrap();
-    assert_eq!(stored.access_token.as_deref(), Some("group-secret"));
+    assert_eq!(stored.access_token.as_deref(), Some("group-secret-0123"));
 
     let got = api.get_group(id).await;
     assert_eq!(got.status, 200);

@@ -116,8 +116,10 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
     assert_eq!(res.status, 400, "{}", res.body);
     assert_eq!(api.trigger_job(999_999, None).await.status, 404);
 
-    // an executor that is gone: the trigger is recorded as failed; its log cannot be read (502)
-    // and there is nothing to kill (409)
+    // an executor of the group that is gone: the trigger is recorded as failed; its log cannot
+    // be read (502) and there is nothing to kill (409)
+    let res = api.register_executor("fake-app", "http://127.0.0.1:1/").await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
     let res = api
         .trigger_job(job, Some(json!({"addressList": ["http://127.0.0.1:1/"]})))
         .await;
@@ -132,6 +134,10 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
     assert_eq!(res.status, 502, "{}", res.body);
     assert!(!res.error().is_empty());
     assert_eq!(api.kill_log(dead).await.status, 409);
+    let gone = json!({"registryGroup": "EXECUTOR", "registryKey": "fake-app",
+        "registryValue": "http://127.0.0.1:1/"});
+    let res = api.executor_api("/api/registryRemove", gone).await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
 
     // clearing: exactly one of olderThanDays and keepLast
     assert_eq!(

@@ -43,6 +43,8 @@ backends!(app: xxl_job_tools_manage_jobs_with_an_api_token, |app| {
     let other = app.group("xxl-other").await;
     let admin = app.store.get_user_by_name("admin").await.unwrap().unwrap();
     token(app, admin.id, "jw_admin_tool_token").await;
+    let res = app.api.register_executor("xxl-tools", "http://127.0.0.1:1/").await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
     let client = app.anonymous();
     let add = json!({
         "jobGroup": group, "name": "from a tool", "author": "ci", "alarmEmail": "",
@@ -70,6 +72,11 @@ backends!(app: xxl_job_tools_manage_jobs_with_an_api_token, |app| {
         assert_eq!(app.api.get_job(id).await.body["triggerStatus"], 1);
         assert_eq!(xxl(&client, prefix, "stopJob", "jw_admin_tool_token", json!({"id": id})).await["code"], 200);
         assert_eq!(app.api.get_job(id).await.body["triggerStatus"], 0);
+        // an address the group does not have is refused; one it has is called
+        let res = xxl(&client, prefix, "triggerJob", "jw_admin_tool_token",
+            json!({"id": id, "executorParam": "once", "addressList": "http://127.0.0.1:2/"})).await;
+        assert_eq!(res["code"], 500, "{res}");
+        assert!(res["msg"].as_str().unwrap().contains("addressList"), "{res}");
         let res = xxl(&client, prefix, "triggerJob", "jw_admin_tool_token",
             json!({"id": id, "executorParam": "once", "addressList": "http://127.0.0.1:1/"})).await;
         assert_eq!(res["code"], 200, "{res}");

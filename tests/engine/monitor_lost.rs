@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::engine_support::*;
 use crate::kit::db::manual_log;
 use crate::kit::{expect_within, FakeExecutor, TestApp, TestDb};
-use jobwheel::actors::monitor_lost::LOST_MSG;
+use jobwheel::actors::monitor_lost::{LOST_MSG, OUTCOME_LOST_MSG};
 use jobwheel::clock::now_ms;
 use jobwheel::model::{alarm_status, JobLog, TriggerOutcome};
 use jobwheel::store::{Backend, Store};
@@ -66,6 +66,11 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     let busy = accepted_log(&s, g, job_id, now - 10_000, &busy_executor.address).await;
     let idle = accepted_log(&s, g, job_id, now - 10_000, &idle_executor.address).await;
     let alive = accepted_log(&s, g, job_id, now - 10_000, &registered_busy.address).await;
+    // a run whose trigger's outcome was never written (its admin could not record it)
+    let unrecorded = s
+        .insert_log(&manual_log(g, job_id, now - 10_000))
+        .await
+        .unwrap();
 
     let admin = TestApp::builder(backend)
         .on(db)
@@ -102,6 +107,11 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     let log = result_of(&s, young, "the young run to be lost").await;
     assert!(log.handle_time >= now + 3_000, "marked too early: {log:?}");
     assert_eq!(log.handle_msg.as_deref(), Some(LOST_MSG));
+    // a run with no recorded outcome does not stay open forever either
+    let log = result_of(&s, unrecorded, "the run without a recorded outcome").await;
+    assert_eq!(log.trigger_code, 0);
+    assert_eq!(log.handle_code, 500);
+    assert_eq!(log.handle_msg.as_deref(), Some(OUTCOME_LOST_MSG));
     // runs their executor, registered or not, still runs are never marked
     assert_eq!(s.get_log(alive).await.unwrap().unwrap().handle_code, 0);
     assert_eq!(s.get_log(busy).await.unwrap().unwrap().handle_code, 0);

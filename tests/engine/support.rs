@@ -23,6 +23,8 @@ pub fn fast(m: &mut MonitorSettings) {
     m.lost_first_pass_after = Duration::ZERO;
     m.report_interval = Duration::from_secs(3_600);
     m.webhook_timeout = Duration::from_secs(3);
+    // the tests' webhook receivers listen on loopback
+    m.webhook_allow_private = true;
 }
 
 /// [`fast`] monitor settings for another admin beside `app`.

@@ -20,6 +20,8 @@ pub struct Behaviour {
     pub idle: bool,
     /// `/run` answers with this code.
     pub run_code: i32,
+    /// `/run` answers with this message (default: "Success", or "refused by fake").
+    pub run_msg: Option<String>,
     /// Triggers of these handlers are refused with code 500.
     pub refuse_handlers: Vec<String>,
     /// After an accepted run, post this handle code (and [`Behaviour::result_msg`]) to the
@@ -41,6 +43,7 @@ impl Default for Behaviour {
             alive: true,
             idle: true,
             run_code: 200,
+            run_msg: None,
             refuse_handlers: Vec::new(),
             result: Some(200),
             result_msg: "fake result".to_string(),
@@ -254,7 +257,8 @@ async fn run(shared: &web::Data<Shared>, body: Value, behaviour: Behaviour) -> H
         actix_web::rt::time::sleep(Duration::from_millis(behaviour.answer_after_ms)).await;
     }
     if behaviour.run_code != 200 || behaviour.refuse_handlers.contains(&param.executor_handler) {
-        return envelope(behaviour.run_code.max(500), "refused by fake");
+        let msg = behaviour.run_msg.as_deref().unwrap_or("refused by fake");
+        return envelope(behaviour.run_code.max(500), msg);
     }
     if let Some(code) = behaviour.result {
         let admin = shared.admin.clone();
@@ -283,5 +287,5 @@ async fn run(shared: &web::Data<Shared>, body: Value, behaviour: Behaviour) -> H
             }
         });
     }
-    envelope(200, "Success")
+    envelope(200, behaviour.run_msg.as_deref().unwrap_or("Success"))
 }

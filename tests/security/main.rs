@@ -10,4 +10,7 @@ mod kit;
 mod executor_support;
 
 mod attacks;
+mod inputs;
 mod limits;
+mod outcomes;
+mod rights;

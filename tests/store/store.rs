@@ -819,21 +819,28 @@ backends!(db: lost_result_candidates_are_old_open_runs, |db| {
         .await
         .unwrap();
     s.complete_log(finished, 200, None, 2_000).await.unwrap();
-    // never accepted by an executor: nothing to wait for
-    s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
+    // refused by its executor: failed already, nothing to wait for
+    let refused = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
+    let refusal = TriggerOutcome {
+        trigger_code: 500,
+        ..accepted("http://gone/")
+    };
+    s.set_trigger_outcome(refused, &refusal).await.unwrap();
+    // its trigger's outcome never written: a candidate too, so that it does not stay open
+    let unrecorded = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();
 
     assert_eq!(
         s.find_lost_log_ids(5_000, 0, 100).await.unwrap(),
-        vec![on_alive, on_gone]
+        vec![on_alive, on_gone, unrecorded]
     );
     // paged by id
     assert_eq!(s.find_lost_log_ids(5_000, 0, 1).await.unwrap(), vec![on_alive]);
     assert_eq!(
         s.find_lost_log_ids(5_000, on_alive, 100).await.unwrap(),
-        vec![on_gone]
+        vec![on_gone, unrecorded]
     );
     assert!(s
-        .find_lost_log_ids(5_000, on_gone, 100)
+        .find_lost_log_ids(5_000, unrecorded, 100)
         .await
         .unwrap()
         .is_empty());

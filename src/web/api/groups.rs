@@ -16,7 +16,7 @@ use super::{check_executor_address, load_group};
 use crate::actors::registry::RefreshGroups;
 use crate::actors::trigger::DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::model::{AddressType, JobGroup};
+use crate::model::{AddressType, JobGroup, ADDRESS_LIST_MAX};
 use crate::protocol::{unusable_token, REGISTRY_GROUP_EXECUTOR};
 use crate::web::AppState;
 
@@ -92,6 +92,10 @@ fn view(group: JobGroup, live: &BTreeMap<String, Vec<String>>) -> GroupView {
     }
 }
 
+/// Shortest token a group of its own may have, as strong as a short password at least (the
+/// admin's generated one has 32 characters).
+pub const GROUP_TOKEN_MIN: usize = 16;
+
 /// Applies a body onto `group` (a new one or the stored one) and validates the result.
 fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
     if let Some(app) = body.app_name {
@@ -157,6 +161,15 @@ fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
                 format!("{why}; choose another"),
             ));
         }
+        if token.chars().count() < GROUP_TOKEN_MIN {
+            return Err(ApiError::field(
+                "accessToken",
+                format!(
+                    "accessToken must be at least {GROUP_TOKEN_MIN} characters (it lets executors \
+                     register and report for the group, and it is sent with every call to them)"
+                ),
+            ));
+        }
     }
     match group.address_type {
         AddressType::Manual => {
@@ -164,6 +177,15 @@ fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
                 return Err(ApiError::field(
                     "addressList",
                     "a MANUAL group needs at least one executor address",
+                ));
+            }
+            if group.address_list.len() > ADDRESS_LIST_MAX {
+                return Err(ApiError::field(
+                    "addressList",
+                    format!(
+                        "addressList may hold at most {ADDRESS_LIST_MAX} addresses, not {}",
+                        group.address_list.len()
+                    ),
                 ));
             }
             for a in &group.address_list {
@@ -480,7 +502,7 @@ mod proptests {
             ),
             (
                 "accessToken",
-                text(&["", "group-secret-1", "default_token"]),
+                text(&["", "group-secret-0001", "short-token", "default_token"]),
             ),
         ])
     }
@@ -509,7 +531,9 @@ mod proptests {
                     prop_assert!(!group.title.is_empty() && group.title.chars().count() <= 64);
                     if let Some(token) = &group.access_token {
                         prop_assert!(unusable_token(token).is_none());
+                        prop_assert!(token.chars().count() >= GROUP_TOKEN_MIN);
                     }
+                    prop_assert!(group.address_list.len() <= ADDRESS_LIST_MAX);
                     match group.address_type {
                         AddressType::Manual => {
                             prop_assert!(!group.address_list.is_empty());

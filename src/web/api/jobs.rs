@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -16,10 +16,13 @@ use super::{
     check_address, check_executor_address, load_group, load_job, paging, Page, JSON_LIMIT,
 };
 use crate::actors::dispatch::{trigger_and_wait, Trigger};
+use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::alarm::webhook::ALLOW_PRIVATE_FLAG;
 use crate::clock::now_ms;
+use crate::executor::outbound;
 use crate::model::{
-    GlueType, JobInfo, ScheduleType, TriggerType, AWAITING_COMPLETION, TRIGGER_STATUS_RUNNING,
-    TRIGGER_STATUS_STOPPED,
+    address_key, GlueType, JobGroup, JobInfo, ScheduleType, TriggerType, AWAITING_COMPLETION,
+    TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use crate::store::{JobFilter, Store};
 use crate::timing::{self, parse_timezone};
@@ -364,11 +367,20 @@ async fn find_cycle(store: &Store, job_id: i32, children: &[i32]) -> ApiResult<O
     Ok(None)
 }
 
-/// Checks what needs the database: the group (exists, permitted) and the child jobs
-/// (exist, not the job itself, no cycle).
-async fn validate_refs(state: &AppState, principal: &Principal, job: &JobInfo) -> ApiResult<()> {
+/// Checks what needs the database: the group (exists, permitted), the child jobs (exist, in
+/// groups the caller may use, not the job itself, no cycle) and, when it changed from `old`,
+/// where the alarm webhook points.
+async fn validate_refs(
+    state: &AppState,
+    principal: &Principal,
+    job: &JobInfo,
+    old: Option<&JobInfo>,
+) -> ApiResult<()> {
     load_group(state, job.job_group, Some("jobGroup")).await?;
     principal.require_group(job.job_group)?;
+    if old.is_none_or(|o| o.alarm_webhook != job.alarm_webhook) {
+        check_webhook_target(state, &job.alarm_webhook).await?;
+    }
     if job.child_job_ids.is_empty() {
         return Ok(());
     }
@@ -378,25 +390,39 @@ async fn validate_refs(state: &AppState, principal: &Principal, job: &JobInfo) -
             format!("job {} cannot be its own child job", job.id),
         ));
     }
-    let found: HashSet<i32> = state
+    let usable: HashSet<i32> = state
         .store
         .get_jobs(&job.child_job_ids)
         .await?
         .iter()
+        .filter(|j| principal.can_access(j.job_group))
         .map(|j| j.id)
         .collect();
-    if let Some(missing) = job.child_job_ids.iter().find(|c| !found.contains(c)) {
+    // one answer for a job that does not exist and one of a group the caller may not use, so
+    // that the error tells nobody which ids exist elsewhere
+    if let Some(refused) = job.child_job_ids.iter().find(|c| !usable.contains(c)) {
         return Err(ApiError::field(
             "childJobIds",
-            format!("child job {missing} does not exist"),
+            format!("child job {refused} does not exist or is in a group you may not use"),
         ));
     }
     // a new job has no id yet, so no other job can name it as a child: no cycle through it
     if job.id > 0 {
         if let Some(cycle) = find_cycle(&state.store, job.id, &job.child_job_ids).await? {
+            let visible: HashSet<i32> = state
+                .store
+                .get_jobs(&cycle)
+                .await?
+                .iter()
+                .filter(|j| principal.can_access(j.job_group))
+                .map(|j| j.id)
+                .collect();
             let chain = cycle
                 .iter()
-                .map(|i| i.to_string())
+                .map(|i| match visible.contains(i) {
+                    true => i.to_string(),
+                    false => "(a job of another group)".to_string(),
+                })
                 .collect::<Vec<_>>()
                 .join(" → ");
             return Err(ApiError::field(
@@ -404,6 +430,27 @@ async fn validate_refs(state: &AppState, principal: &Principal, job: &JobInfo) -
                 format!("child jobs form a cycle: {chain}"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// How long the check of a webhook's host may wait for its name to resolve.
+const WEBHOOK_RESOLVE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Refuses an alarm webhook whose host is (or resolves to) a loopback, private or link-local
+/// address unless `--alarm-webhook-allow-private`; the admin posts there. A name that does not
+/// resolve now is accepted: it is resolved and checked again at each alarm.
+async fn check_webhook_target(state: &AppState, webhook: &str) -> ApiResult<()> {
+    if webhook.is_empty() || state.settings.alarm_webhook_allow_private {
+        return Ok(());
+    }
+    let Ok(url) = url::Url::parse(webhook) else {
+        return Ok(()); // validate_fields named the bad URL already
+    };
+    let resolved = tokio::time::timeout(WEBHOOK_RESOLVE_WAIT, outbound::resolve(&url)).await;
+    if let Ok(Ok(addrs)) = resolved {
+        outbound::refuse_private(&url, &addrs, ALLOW_PRIVATE_FLAG)
+            .map_err(|why| ApiError::field("alarmWebhook", why))?;
     }
     Ok(())
 }
@@ -543,7 +590,8 @@ pub(super) async fn create(
     let mut job = JobInfo::new(group, "", "");
     apply(&mut job, body)?;
     validate_fields(&job, state.settings.timezone)?;
-    validate_refs(&state, &principal, &job).await?;
+    validate_refs(&state, &principal, &job, None).await?;
+    job.owner_id = principal.user.id;
     job.add_time = now;
     job.update_time = now;
     job.glue_updatetime = now;
@@ -595,7 +643,8 @@ pub(super) async fn update(
     let mut job = old.clone();
     apply(&mut job, body.into_inner())?;
     let tz = validate_fields(&job, state.settings.timezone)?;
-    validate_refs(&state, &principal, &job).await?;
+    validate_refs(&state, &principal, &job, Some(&old)).await?;
+    job.owner_id = principal.user.id;
     let now = now_ms();
     job.update_time = now;
 
@@ -794,11 +843,26 @@ pub(super) async fn stop(
     Ok(HttpResponse::Ok().json(view))
 }
 
+/// Every address executors of `group` have (by [`address_key`]): those registered now and those
+/// in its address list.
+async fn group_addresses(state: &AppState, group: &JobGroup) -> ApiResult<HashSet<String>> {
+    let since = now_ms() - DEAD_AFTER_MS;
+    let live = state
+        .store
+        .find_live_registry_for(&group.app_name, since)
+        .await?;
+    Ok(live
+        .iter()
+        .map(|r| address_key(&r.registry_value))
+        .chain(group.address_list.iter().map(|a| address_key(a)))
+        .collect())
+}
+
 #[derive(Debug, Deserialize, Default, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct TriggerBody {
-    executor_param: Option<String>,
-    address_list: Option<Vec<String>>,
+pub(super) struct TriggerBody {
+    pub(super) executor_param: Option<String>,
+    pub(super) address_list: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -828,19 +892,42 @@ struct TriggerAnswer {
 pub(super) async fn trigger(
     state: web::Data<AppState>,
     principal: Principal,
+    req: HttpRequest,
     path: web::Path<i32>,
     body: LimitedBody<JSON_LIMIT>,
 ) -> ApiResult<HttpResponse> {
-    let id = path.into_inner();
     let body = body.0;
-    // the body is optional: empty means "as configured"
+    // the body is optional: empty means "as configured"; given, it is JSON like every other
     let body: TriggerBody = if body.iter().all(u8::is_ascii_whitespace) {
         TriggerBody::default()
     } else {
+        if !is_json(&req) {
+            return Err(ApiError::bad_request(
+                "invalid JSON body: Content type error (send Content-Type: application/json)",
+            ));
+        }
         let value = serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?;
         parse_value(value)?
     };
+    trigger_job(state, principal, path.into_inner(), body).await
+}
+
+/// Whether the request says its body is JSON (`application/json`, or a `+json` type).
+fn is_json(req: &HttpRequest) -> bool {
+    req.mime_type().ok().flatten().is_some_and(|m| {
+        m.type_() == actix_web::mime::APPLICATION
+            && (m.subtype() == actix_web::mime::JSON || m.suffix() == Some(actix_web::mime::JSON))
+    })
+}
+
+/// One manual run of job `id` with what `body` asks (the REST call and XXL-JOB's `triggerJob`).
+pub(super) async fn trigger_job(
+    state: web::Data<AppState>,
+    principal: Principal,
+    id: i32,
+    body: TriggerBody,
+) -> ApiResult<HttpResponse> {
     if let Some(param) = &body.executor_param {
         check_executor_param(param)?;
     }
@@ -851,9 +938,21 @@ pub(super) async fn trigger(
             .filter(|a| !a.is_empty())
             .collect()
     });
-    if let Some(list) = &addresses {
+    if let Some(list) = addresses.as_ref().filter(|l| !l.is_empty()) {
         for a in list {
             check_executor_address("addressList", a)?;
+        }
+        let group = load_group(&state, job.job_group, None).await?;
+        let known = group_addresses(&state, &group).await?;
+        if let Some(stranger) = list.iter().find(|a| !known.contains(&address_key(a))) {
+            return Err(ApiError::field(
+                "addressList",
+                format!(
+                    "'{stranger}' is not an executor of group '{}': a manual trigger may name only \
+                     addresses registered or listed for the job's group",
+                    group.app_name
+                ),
+            ));
         }
     }
     let mut t = Trigger::new(id, TriggerType::Manual, 0);

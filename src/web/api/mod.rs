@@ -203,18 +203,12 @@ fn trigger_env(state: &AppState) -> TriggerEnv {
     }
 }
 
-/// Longest executor address: what a run record keeps of it.
-const EXECUTOR_ADDRESS_MAX: usize = 255;
-
 /// Checks an executor address typed by a user: an http(s) URL a run record can hold.
 fn check_executor_address(field: &'static str, address: &str) -> ApiResult<()> {
-    if address.chars().count() > EXECUTOR_ADDRESS_MAX {
-        return Err(ApiError::field(
-            field,
-            format!("an executor address must be at most {EXECUTOR_ADDRESS_MAX} characters"),
-        ));
+    match crate::model::executor_address_problem(address) {
+        Some(why) => Err(ApiError::field(field, why)),
+        None => Ok(()),
     }
-    check_address(field, address)
 }
 
 /// Checks a URL typed by a user: an absolute http(s) URL with a host.

@@ -1,5 +1,6 @@
 //! `/api/v1/tokens`: API tokens for scripts. A token acts as the user who made it, with that
-//! user's rights; its secret is shown once, at creation, and only its hash is stored.
+//! user's rights; its secret is shown once, at creation, and only its hash is stored. Tokens are
+//! made from a logged-in session only, so revoking a token leaves none it made behind.
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
@@ -113,7 +114,8 @@ struct CreateBody {
     request_body = CreateBody,
     responses(
         (status = 201, description = "Created", body = Created),
-        answers::BadInput
+        answers::BadInput,
+        answers::Forbidden
     )
 )]
 async fn create(
@@ -121,6 +123,13 @@ async fn create(
     principal: Principal,
     body: Json<CreateBody>,
 ) -> ApiResult<HttpResponse> {
+    // a token that could make tokens would outlive its own revocation through them
+    if principal.session.is_none() {
+        return Err(ApiError::Forbidden(
+            "API tokens are created by a logged-in user (a session), not with another API token"
+                .into(),
+        ));
+    }
     let body = body.into_inner();
     let name = body.name.unwrap_or_default().trim().to_string();
     if name.is_empty() || name.chars().count() > 64 {

@@ -147,9 +147,11 @@ async fn dispatch(
                     .filter(|a| !a.is_empty())
                     .collect()
             });
-            let rest = json!({"executorParam": op.executor_param, "addressList": addresses});
-            let bytes = LimitedBody(web::Bytes::from(rest.to_string()));
-            jobs::trigger(state, principal, web::Path::from(id), bytes).await
+            let body = jobs::TriggerBody {
+                executor_param: op.executor_param,
+                address_list: addresses,
+            };
+            jobs::trigger_job(state, principal, id, body).await
         }
     }
 }

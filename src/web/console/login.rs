@@ -20,12 +20,37 @@ pub(super) struct LoginQuery {
     next: Option<String>,
 }
 
-/// Only a path on this admin may follow a login (`//host` and `/\host` leave it).
+/// Only a path on this admin may follow a login: one starting with a single `/` followed by
+/// anything but `/` or `\` (`//host`, `/\host` leave it), with no control character, written
+/// or percent-encoded (browsers drop a tab or a line break and read `/\t/host` as `//host`).
+/// Anything else goes to `/`. The login page's script applies the same rule.
 fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
+        Some(n) if is_local_path(n) => n.to_string(),
         _ => "/".to_string(),
     }
+}
+
+fn is_local_path(next: &str) -> bool {
+    let bytes = next.as_bytes();
+    let local = bytes.first() == Some(&b'/') && !matches!(bytes.get(1), Some(b'/' | b'\\'));
+    local && !next.chars().any(char::is_control) && !has_encoded_control(next)
+}
+
+/// Whether `text` holds `%XX` for a control character (`%00`–`%1F`, `%7F`), or for `/` or `\`
+/// right after the leading slash.
+fn has_encoded_control(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.windows(3).enumerate().any(|(at, w)| {
+        let Some(code) = (w[0] == b'%')
+            .then(|| std::str::from_utf8(&w[1..]).ok())
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        else {
+            return false;
+        };
+        code < 0x20 || code == 0x7f || (at == 1 && matches!(code, b'/' | b'\\'))
+    })
 }
 
 /// `GET /login`: the form; someone already logged in goes straight on.
@@ -65,5 +90,24 @@ mod tests {
         assert_eq!(safe_next(Some("/\\evil.example")), "/");
         assert_eq!(safe_next(Some("https://evil.example")), "/");
         assert_eq!(safe_next(None), "/");
+        for bad in [
+            "/\t/evil.example",
+            "/\r\nSet-Cookie: x=1",
+            "/\u{1}",
+            "/\u{7f}",
+            "/%09/evil.example",
+            "/%0d%0aSet-Cookie:x",
+            "/jobs%0A",
+            "/%2F/evil.example",
+            "/%5cevil.example",
+            "",
+            "jobs",
+            "\\\\evil.example",
+        ] {
+            assert_eq!(safe_next(Some(bad)), "/", "{bad:?}");
+        }
+        for good in ["/", "/jobs", "/runs?job=3&from=1", "/a%20b", "/x/%2Fy"] {
+            assert_eq!(safe_next(Some(good)), good);
+        }
     }
 }
