@@ -9,9 +9,11 @@ use crate::model::{
 };
 use crate::password::{hash_password, random_secret, reset_required};
 use crate::protocol::unusable_token;
-use crate::startup::LOCAL_APP_NAME;
 use crate::store::{Store, StoreError, ACCESS_TOKEN_SETTING};
 use crate::timing;
+
+/// App name of the executor that runs inside `jobwheel standalone`, and of its demo group.
+pub const LOCAL_APP_NAME: &str = "jobwheel-local";
 
 /// Why the first-start set-up could not be done.
 #[derive(Debug, thiserror::Error)]

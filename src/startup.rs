@@ -22,7 +22,9 @@ use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
 use crate::actors::supervision::ActorBoard;
 use crate::actors::trigger::TriggerEnv;
-use crate::bootstrap::{ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError};
+use crate::bootstrap::{
+    ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError, LOCAL_APP_NAME,
+};
 use crate::config::{AdminSettings, LocalExecutorSettings};
 use crate::executor::{shutdown_signal, Executor};
 use crate::metrics::AdminMetrics;
@@ -449,9 +451,6 @@ impl Admin {
         served.map_err(std::io::Error::other)?
     }
 }
-
-/// App name of the executor that runs inside `jobwheel standalone`.
-pub const LOCAL_APP_NAME: &str = "jobwheel-local";
 
 /// Path of the in-process executor on the admin's port in standalone mode.
 pub const LOCAL_EXECUTOR_PATH: &str = "/executor";

@@ -5,7 +5,8 @@
 
 use std::time::Instant;
 
-use jobwheel::actors::schedule::{pre_read, Node, PRE_READ_MS};
+use jobwheel::actors::schedule::{pre_read, Node};
+use jobwheel::actors::timing_rules::PRE_READ_MS;
 use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
 use jobwheel::model::ScheduleType;
 

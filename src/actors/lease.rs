@@ -13,14 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::db_retry::until_written;
-use super::node_beat::NODE_DEAD_AFTER_MS;
-use super::schedule::{first_jobs, PRE_READ_MS};
+use super::fire::first_jobs;
+use super::timing_rules::{FENCE_AFTER_MS, PRE_READ_MS};
 use crate::clock::now_ms;
 use crate::store::{ActorStore, ClaimKey};
 
-/// A last beat this old may already count as dead elsewhere: the others' clocks may be a
-/// second ahead, and a call leaves some time after the check.
-pub const FENCE_AFTER_MS: i64 = NODE_DEAD_AFTER_MS - 2_000;
 /// A pass that ran shortly after the last beat before a gap claimed fire times up to this far
 /// past that beat.
 const CLAIMED_BEFORE_GAP_MS: i64 = PRE_READ_MS + 2_000;

@@ -35,6 +35,8 @@ pub mod db_retry;
 #[cfg(feature = "admin")]
 pub mod dispatch;
 #[cfg(feature = "admin")]
+pub mod fire;
+#[cfg(feature = "admin")]
 pub mod lease;
 #[cfg(feature = "admin")]
 pub mod monitor;
@@ -60,6 +62,8 @@ pub mod schedule;
 pub mod supervision;
 #[cfg(feature = "admin")]
 pub mod takeover;
+#[cfg(feature = "admin")]
+pub mod timing_rules;
 #[cfg(feature = "admin")]
 pub mod trigger;
 

@@ -20,11 +20,10 @@ use actix::prelude::*;
 
 use super::lease::Lease;
 use super::supervision::{answers_probes, ActorLife};
+use super::timing_rules::NODE_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::store::{ActorStore, Share};
 
-/// An admin whose last beat is older than this is dead; its claimed fires are taken over.
-pub const NODE_DEAD_AFTER_MS: i64 = 5_000;
 /// Between two beats.
 const BEAT_EVERY: Duration = Duration::from_secs(1);
 

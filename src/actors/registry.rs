@@ -6,7 +6,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::supervision::{answers_probes, ActorLife};
-use super::trigger::DEAD_AFTER_MS;
+use super::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, JobGroup};
 use crate::store::{ActorStore, Store, StoreError};
@@ -144,7 +144,7 @@ impl Handler<Register> for RegistryActor {
         let store = self.store.clone();
         Box::pin(in_task(store, move |store| async move {
             let known = store
-                .find_registration(&msg.address, now_ms() - DEAD_AFTER_MS)
+                .find_registration(&msg.address, now_ms() - EXECUTOR_DEAD_AFTER_MS)
                 .await
                 .map_err(|e| e.to_string())?
                 .is_some_and(|r| r.registry_key == msg.app_name);
@@ -215,11 +215,11 @@ where
 /// Removes dead registrations and rewrites every automatic group's sorted address list.
 pub async fn refresh_all(store: &Store) -> Result<(), StoreError> {
     let now = now_ms();
-    let removed = store.remove_dead_registry(now - DEAD_AFTER_MS).await?;
+    let removed = store.remove_dead_registry(now - EXECUTOR_DEAD_AFTER_MS).await?;
     if removed > 0 {
         log::info!("registry: removed {removed} executor registration(s) without a beat for 90 s");
     }
-    let live = store.find_live_registry(now - DEAD_AFTER_MS).await?;
+    let live = store.find_live_registry(now - EXECUTOR_DEAD_AFTER_MS).await?;
     for group in store.list_groups().await? {
         if group.address_type != AddressType::Auto {
             continue; // manual groups keep what the operator typed
@@ -259,7 +259,7 @@ async fn refresh_group(store: &Store, app_name: &str) -> Result<(), StoreError> 
     }
     let now = now_ms();
     let live = store
-        .find_live_registry_for(app_name, now - DEAD_AFTER_MS)
+        .find_live_registry_for(app_name, now - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     write_if_changed(
         store,

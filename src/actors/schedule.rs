@@ -23,20 +23,20 @@ use actix::prelude::*;
 use chrono_tz::Tz;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
-use super::node_beat::{ClusterRole, NodeBeat, Role, NODE_DEAD_AFTER_MS};
+use super::fire::{first_jobs, Fire};
+use super::node_beat::{ClusterRole, NodeBeat, Role};
 use super::ring::{FireTime, RingActor, ScheduleAll};
 use super::supervision::{answers_probes, ActorLife};
-use super::takeover::{take_over, TAKEOVER_BATCH};
+use super::takeover::take_over;
+use super::timing_rules::{
+    MISFIRE_AFTER_MS, NODE_DEAD_AFTER_MS, PRE_READ_MS, STRAY_AFTER_MS, TAKEOVER_BATCH,
+};
 use crate::clock::now_ms;
 use crate::metrics::AdminMetrics;
 use crate::model::{DueJob, MisfireStrategy, ScheduleType, TriggerType, AWAITING_COMPLETION};
 use crate::store::{ActorStore, ClaimKey, ScheduleUpdate, Share, Store, StoreError};
 use crate::timing::{self, Schedule};
 
-/// How far ahead fire times are read (XXL-JOB's `PRE_READ_MS`).
-pub const PRE_READ_MS: i64 = 5_000;
-/// A fire time later than this is a misfire.
-pub const MISFIRE_AFTER_MS: i64 = 5_000;
 /// Most fire times one job contributes to one pass (a 1 s schedule needs 6).
 const MAX_FIRES_PER_JOB: usize = 64;
 /// Where in each second a pass starts: after the second's executor calls have gone out (they
@@ -44,9 +44,6 @@ const MAX_FIRES_PER_JOB: usize = 64;
 /// so its writes compete with neither. Any point works for correctness, as a pass reads
 /// [`PRE_READ_MS`] ahead.
 const PASS_AT_MS: i64 = 250;
-/// A fire time this late that no admin has claimed is read by every admin, whatever its share:
-/// the shares missed it while the admins disagreed on who is live (one joined or died).
-pub const STRAY_AFTER_MS: i64 = 2_000;
 /// Longest wait between retries after database errors: short, so that scheduling resumes
 /// within seconds of the database's return (a failed pass costs one query).
 const MAX_BACKOFF: Duration = Duration::from_secs(4);
@@ -55,27 +52,6 @@ const MAX_BACKOFF: Duration = Duration::from_secs(4);
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct StopScheduling;
-
-/// One fire time decided by a pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fire {
-    /// The job.
-    pub job_id: i32,
-    /// The instant it stands for, epoch ms.
-    pub fire_time: i64,
-    /// CRON, or MISFIRE for a catch-up run.
-    pub trigger_type: TriggerType,
-}
-
-impl Fire {
-    /// The claim this fire holds until its outcome is written.
-    pub fn claim(&self) -> ClaimKey {
-        ClaimKey {
-            job_id: self.job_id,
-            fire_time: self.fire_time,
-        }
-    }
-}
 
 /// What one pass decided and claimed.
 #[derive(Debug, Default)]
@@ -395,16 +371,6 @@ fn log_misfires(jobs: &[DueJob], now: i64) {
     );
 }
 
-/// The first five of `ids` for a log line, with `…` after them when there are more.
-pub(crate) fn first_jobs(ids: impl ExactSizeIterator<Item = i32>) -> String {
-    let more = ids.len() > 5;
-    let mut first: Vec<String> = ids.take(5).map(|id| id.to_string()).collect();
-    if more {
-        first.push("…".into());
-    }
-    first.join(", ")
-}
-
 /// The claims behind `m`, even if a pass panicked while holding them (a plain list stays whole).
 fn lock(m: &Mutex<Vec<ClaimKey>>) -> MutexGuard<'_, Vec<ClaimKey>> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -517,13 +483,6 @@ pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn log_lines_name_the_first_five_jobs() {
-        assert_eq!(super::first_jobs([3, 4].into_iter()), "3, 4");
-        assert_eq!(super::first_jobs(1..6), "1, 2, 3, 4, 5");
-        assert_eq!(super::first_jobs(1..7), "1, 2, 3, 4, 5, …");
-    }
-
     use super::*;
 
     #[test]

@@ -8,15 +8,11 @@
 
 use std::collections::HashSet;
 
-use super::node_beat::NODE_DEAD_AFTER_MS;
-use super::schedule::{Fire, MISFIRE_AFTER_MS};
+use super::fire::Fire;
+use super::timing_rules::{NODE_DEAD_AFTER_MS, TAKEOVER_BATCH, TAKEOVER_MISFIRE_AFTER_MS};
 use crate::model::{MisfireStrategy, TriggerType};
 use crate::store::{ClaimKey, OrphanFire, ScheduleTx, StoreError};
 
-/// A taken-over fire later than this is a misfire.
-pub const TAKEOVER_MISFIRE_AFTER_MS: i64 = MISFIRE_AFTER_MS + NODE_DEAD_AFTER_MS;
-/// Most fire times one pass takes over; a pass that took this many runs again at once.
-pub const TAKEOVER_BATCH: i64 = 5_000;
 
 /// What to do with the fire times one pass took over.
 #[derive(Debug, Default, PartialEq, Eq)]

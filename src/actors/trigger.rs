@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use super::db_retry::until_written;
 use super::lease::Lease;
+use super::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::executor_client::{failure, Credentials, ExecutorClient};
 use crate::metrics::AdminMetrics;
@@ -29,8 +30,6 @@ use crate::routing::{
 };
 use crate::store::{ActorStore, ClaimKey, Store};
 
-/// A registration older than this is dead (XXL-JOB's 90 s).
-pub const DEAD_AFTER_MS: i64 = 90_000;
 
 /// Trigger a job once (XXL-JOB `JobTriggerPoolHelper.trigger`).
 #[derive(Message, Debug)]
@@ -270,7 +269,7 @@ async fn prepare_in_db(
     let mut groups: HashMap<i32, Option<Arc<JobGroup>>> = HashMap::new();
     let mut live: HashMap<String, Arc<Vec<Registration>>> = HashMap::new();
     let now = now_ms();
-    let since = now - DEAD_AFTER_MS;
+    let since = now - EXECUTOR_DEAD_AFTER_MS;
     for job in jobs.values() {
         if groups.contains_key(&job.job_group) {
             continue;

@@ -11,7 +11,6 @@ use serde::Deserialize;
 
 use super::*;
 use crate::alarm::email::{SmtpSettings, SmtpTls};
-use crate::web::login_limit::LoginLimit;
 
 /// The admin's (scheduling center's) flags and settings.
 #[derive(Args, Deserialize, Debug, Clone)]
@@ -185,5 +184,31 @@ impl AdminSettings {
         let settings: AdminSettings = layers.extract()?;
         let smtp = layers.extract::<Smtp>()?.settings(&layers)?;
         Ok(AdminSettings { smtp, ..settings })
+    }
+}
+
+/// How many failed logins a (user, address) pair and an address may have, and how long they wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginLimit {
+    /// Failures of one user name from one address before each further attempt waits.
+    pub per_user: usize,
+    /// Failures per client address in the window, whatever the user names (many users may share
+    /// one address behind a NAT).
+    pub per_address: usize,
+    /// The first wait of a (user, address) pair, doubling at each further failure; also the
+    /// sliding window of the per-address count.
+    pub window: Duration,
+    /// The longest a (user, address) pair waits.
+    pub max_wait: Duration,
+}
+
+impl Default for LoginLimit {
+    fn default() -> Self {
+        LoginLimit {
+            per_user: 5,
+            per_address: 20,
+            window: Duration::from_secs(60),
+            max_wait: Duration::from_secs(15 * 60),
+        }
     }
 }

@@ -43,7 +43,7 @@ mod executor;
 #[cfg(test)]
 mod tests;
 
-pub use admin::AdminSettings;
+pub use admin::{AdminSettings, LoginLimit};
 pub use executor::{
     ExecutorSettings, LocalExecutorSettings, MigrateSettings, StandaloneSettings, NO_TOKEN,
 };

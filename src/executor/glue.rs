@@ -13,11 +13,10 @@ use tokio::process::{Child, Command};
 use super::context::JobContext;
 use super::handler::JobResult;
 use super::joblog::JobLog;
+use super::process_group::{signal_group, TERM_GRACE};
 use super::script_records;
 use crate::protocol::GlueType;
 
-/// Time a script gets between SIGTERM and SIGKILL.
-pub(crate) const TERM_GRACE: Duration = Duration::from_millis(300);
 /// How long output copiers may keep reading after the script ended (a detached child may hold the pipe).
 const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
 
@@ -160,17 +159,6 @@ async fn terminate_group(child: &mut Child, pid: Option<i32>) {
     // members that ignored SIGTERM (or outlived the leader) go now
     signal_group(pgid, libc::SIGKILL);
     let _ = child.wait().await;
-}
-
-/// Sends `signal` to every process of the group `pgid` (never to init's or all processes).
-pub(crate) fn signal_group(pgid: i32, signal: libc::c_int) {
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) has no memory effects; a negative pid addresses the process group we created.
-    unsafe {
-        libc::kill(-pgid, signal);
-    }
 }
 
 async fn copy_into(mut from: impl AsyncRead + Unpin, log: JobLog) {

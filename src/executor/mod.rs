@@ -34,6 +34,7 @@ pub(crate) mod handler;
 mod http;
 pub mod joblog;
 pub(crate) mod outbound;
+mod process_group;
 pub(crate) mod run;
 mod scrape;
 mod script_records;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::context::JobContext;
-use super::glue::{signal_group, TERM_GRACE};
+use super::process_group::{signal_group, TERM_GRACE};
 use super::joblog::JobLog;
 use crate::protocol::{HandleCallbackParam, FAIL_CODE};
 

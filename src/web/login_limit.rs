@@ -9,31 +9,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// How many failed logins a (user, address) pair and an address may have, and how long they wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoginLimit {
-    /// Failures of one user name from one address before each further attempt waits.
-    pub per_user: usize,
-    /// Failures per client address in the window, whatever the user names (many users may share
-    /// one address behind a NAT).
-    pub per_address: usize,
-    /// The first wait of a (user, address) pair, doubling at each further failure; also the
-    /// sliding window of the per-address count.
-    pub window: Duration,
-    /// The longest a (user, address) pair waits.
-    pub max_wait: Duration,
-}
-
-impl Default for LoginLimit {
-    fn default() -> Self {
-        LoginLimit {
-            per_user: 5,
-            per_address: 20,
-            window: Duration::from_secs(60),
-            max_wait: Duration::from_secs(15 * 60),
-        }
-    }
-}
+use crate::config::LoginLimit;
 
 /// Past this many counted keys, stale ones are swept on the next failure.
 const SWEEP_AT: usize = 10_000;

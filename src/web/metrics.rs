@@ -11,7 +11,7 @@ use super::api::auth::authenticate;
 use super::api::error::{ApiError, ApiResult};
 use super::AppState;
 use crate::actors::dispatch::GetDispatchStats;
-use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::metrics::{AdminSample, CONTENT_TYPE};
 
@@ -41,7 +41,7 @@ async fn sample(state: &AppState) -> ApiResult<AdminSample> {
     (sample.db_in_use, sample.db_idle) = (in_use, idle);
     for r in state
         .store
-        .find_live_registry(now_ms() - DEAD_AFTER_MS)
+        .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?
     {
         if r.registry_group == "EXECUTOR" {

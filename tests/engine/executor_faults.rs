@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use jobwheel::actors::monitor_lost::LOST_MSG;
-use jobwheel::actors::trigger::DEAD_AFTER_MS;
+use jobwheel::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use jobwheel::clock::now_ms;
 use jobwheel::executor_client::DEFAULT_TIMEOUT;
 use jobwheel::model::{GlueType, JobLog, RouteStrategy, ScheduleType, TRIGGER_STATUS_RUNNING};
@@ -119,7 +119,7 @@ async fn wait_registered(store: &Store, app: &str, addresses: &[&str], since: i6
             let store = store.clone();
             async move {
                 let live = store
-                    .find_live_registry_for(app, now_ms() - DEAD_AFTER_MS)
+                    .find_live_registry_for(app, now_ms() - EXECUTOR_DEAD_AFTER_MS)
                     .await
                     .ok()?;
                 addresses
@@ -333,7 +333,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
     }
     // A's registration outlives A meanwhile (until its beat is 90 s old)
     let live = s
-        .find_live_registry_for("faults", now_ms() - DEAD_AFTER_MS)
+        .find_live_registry_for("faults", now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await
         .unwrap();
     assert!(live.iter().any(|r| r.registry_value == a.address));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use actix_web::http::Method;
 use jobwheel::clock::now_ms;
 use jobwheel::model::{JobLog, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING};
-use jobwheel::startup::LOCAL_APP_NAME;
+use jobwheel::bootstrap::LOCAL_APP_NAME;
 use jobwheel::store::{JobFilter, LogFilter};
 use prometheus_parse::{Scrape, Value};
 use serde_json::json;

@@ -130,7 +130,7 @@ pub struct ApiErrorBody {
 // never built: only their OpenAPI descriptions are read
 #[allow(dead_code)]
 pub mod answers {
-    use super::ApiErrorBody;
+    use crate::web::api::error::ApiErrorBody;
 
     /// 400 with the field to blame.
     #[derive(utoipa::IntoResponses)]

@@ -14,7 +14,7 @@ use super::error::{ApiError, ApiResult};
 use super::input::Json;
 use super::{check_executor_address, load_group};
 use crate::actors::registry::RefreshGroups;
-use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, JobGroup, ADDRESS_LIST_MAX};
 use crate::protocol::{unusable_token, REGISTRY_GROUP_EXECUTOR};
@@ -60,7 +60,7 @@ async fn live_addresses(state: &AppState) -> ApiResult<BTreeMap<String, Vec<Stri
     let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in state
         .store
-        .find_live_registry(now_ms() - DEAD_AFTER_MS)
+        .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?
     {
         if r.registry_group == REGISTRY_GROUP_EXECUTOR {

@@ -16,7 +16,7 @@ use super::{
     check_address, check_executor_address, load_group, load_job, paging, Page, JSON_LIMIT,
 };
 use crate::actors::dispatch::{trigger_and_wait, Trigger};
-use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::actors::timing_rules::{EXECUTOR_DEAD_AFTER_MS, PRE_READ_MS};
 use crate::alarm::webhook::ALLOW_PRIVATE_FLAG;
 use crate::clock::now_ms;
 use crate::executor::outbound;
@@ -29,8 +29,6 @@ use crate::timing::{self, parse_timezone};
 use crate::web::body_limit::LimitedBody;
 use crate::web::AppState;
 
-/// XXL-JOB's pre-read window: a started or rescheduled job fires no earlier than now + 5 s.
-pub const PRE_READ_MS: i64 = 5_000;
 /// Script versions kept per job (XXL-JOB keeps 30).
 pub const GLUE_VERSIONS_KEPT: i64 = 30;
 /// Most fire times one preview returns.
@@ -846,7 +844,7 @@ pub(super) async fn stop(
 /// Every address executors of `group` have (by [`address_key`]): those registered now and those
 /// in its address list.
 async fn group_addresses(state: &AppState, group: &JobGroup) -> ApiResult<HashSet<String>> {
-    let since = now_ms() - DEAD_AFTER_MS;
+    let since = now_ms() - EXECUTOR_DEAD_AFTER_MS;
     let live = state
         .store
         .find_live_registry_for(&group.app_name, since)

@@ -10,7 +10,7 @@ use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::{load_job, paging, trigger_env, ApiExecutorClient, Page};
 use crate::actors::result_intake::{complete_one, CallbackOutcome};
-use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::executor_client::Credentials;
 use crate::model::{executor_token, JobLog};
@@ -200,7 +200,7 @@ async fn executor_of(state: &AppState, log: &JobLog) -> ApiResult<(String, Crede
     let access_token = Some(executor_token(group.as_ref(), &state.access_token));
     let protocol = state
         .store
-        .find_registration(&address, now_ms() - DEAD_AFTER_MS)
+        .find_registration(&address, now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?
         .and_then(|r| AdminProtocol::parse(&r.protocol))
         .unwrap_or_default();

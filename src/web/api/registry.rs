@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::auth::Principal;
 use super::error::ApiResult;
-use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::protocol::REGISTRY_GROUP_EXECUTOR;
 use crate::web::AppState;
@@ -39,7 +39,7 @@ struct Online {
 async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
     let live = state
         .store
-        .find_live_registry(now_ms() - DEAD_AFTER_MS)
+        .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     let visible_apps: Option<HashSet<String>> = match principal.group_scope() {
         None => None,

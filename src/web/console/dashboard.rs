@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::chart::{lay_out, Chart, DayCounts};
 use super::{nav, render, Nav};
 use crate::actors::monitor_report::local_date;
-use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiResult;
@@ -49,7 +49,7 @@ pub(super) async fn page(
     let scope = principal.group_scope();
     let (jobs_scheduled, jobs_stopped) = state.store.count_jobs_by_status(scope).await?;
     let now = now_ms();
-    let live = state.store.find_live_registry(now - DEAD_AFTER_MS).await?;
+    let live = state.store.find_live_registry(now - EXECUTOR_DEAD_AFTER_MS).await?;
     let executors_online = match scope {
         None => live.len(),
         Some(ids) => {

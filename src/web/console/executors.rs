@@ -5,7 +5,7 @@ use askama::Template;
 
 use super::errors::PageResult;
 use super::{nav, render, save_target, utc_text, Nav};
-use crate::actors::trigger::DEAD_AFTER_MS;
+use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, JobGroup};
 use crate::web::api::auth::Principal;
@@ -44,7 +44,7 @@ pub(super) async fn list(
 ) -> PageResult {
     let live = state
         .store
-        .find_live_registry(now_ms() - DEAD_AFTER_MS)
+        .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     let mut groups = Vec::new();
     for group in state.store.list_groups().await? {
