@@ -30,7 +30,7 @@ pub mod cli;
 #[cfg(feature = "admin")]
 pub mod config;
 #[cfg(feature = "admin")]
-pub mod executor_client;
+pub mod executor_calls;
 #[cfg(feature = "admin")]
 pub mod http1;
 #[cfg(feature = "admin")]

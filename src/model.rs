@@ -480,7 +480,7 @@ impl JobInfo {
 
 /// One trigger of a job on one executor (XXL-JOB `xxl_job_log`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobLog {
+pub struct RunRow {
     /// Primary key; the `logId` on the wire.
     pub id: i64,
     /// Group of the job at trigger time.
@@ -518,7 +518,7 @@ pub struct JobLog {
 }
 
 /// What a trigger writes into its log row once the executor answered (what was sent is in the
-/// row from its insert: [`NewLog`]).
+/// row from its insert: [`NewRunRow`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TriggerOutcome {
     /// 200 accepted, 500 failed.
@@ -566,7 +566,7 @@ impl From<&JobInfo> for DueJob {
 
 /// A new log row, inserted before the executor is called.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewLog {
+pub struct NewRunRow {
     /// Group of the job.
     pub job_group: i32,
     /// The job.
@@ -592,10 +592,10 @@ pub struct NewLog {
 }
 
 #[cfg(test)]
-impl NewLog {
+impl NewRunRow {
     /// A cron log row of job 1 in group 1, for tests that only need a row to exist.
     pub(crate) fn sample() -> Self {
-        NewLog {
+        NewRunRow {
             job_group: 1,
             job_id: 1,
             trigger_type: TriggerType::Cron,

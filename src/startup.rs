@@ -276,7 +276,7 @@ impl AdminActors {
         }
         // a dispatch ends within the executor call timeout
         let deadline =
-            Instant::now() + crate::executor_client::DEFAULT_TIMEOUT + Duration::from_secs(1);
+            Instant::now() + crate::executor_calls::DEFAULT_TIMEOUT + Duration::from_secs(1);
         while Instant::now() < deadline {
             match self.dispatcher.send(GetDispatchStats).await {
                 Ok(stats) if stats.in_flight > 0 => {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use jobwheel::actors::dispatch::dispatch_settings;
 use jobwheel::clock::sleep_until_epoch_ms;
 use jobwheel::config::{DEFAULT_TRIGGER_POOL_FAST_MAX, DEFAULT_TRIGGER_POOL_SLOW_MAX};
-use jobwheel::executor_client::{Credentials, ExecutorClient};
+use jobwheel::executor_calls::{Credentials, ExecutorCalls};
 use jobwheel::protocol::{TriggerParam, SUCCESS_CODE};
 use tokio::sync::Semaphore;
 
@@ -150,7 +150,7 @@ fn call_thread(plan: Plan, permits: Arc<Semaphore>) -> Result<Tally, String> {
     let local = tokio::task::LocalSet::new();
     let cpu_before = this_thread_cpu();
     local.block_on(&rt, async move {
-        let client = Rc::new(ExecutorClient::default());
+        let client = Rc::new(ExecutorCalls::default());
         let calls = Rc::new(Cell::new(0u64));
         let failed = Rc::new(Cell::new(0u64));
         let outstanding = Rc::new(Cell::new(0usize));

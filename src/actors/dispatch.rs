@@ -31,7 +31,7 @@ use super::trigger::{
     after_fire, expected_calls, fire_prepared, prepare_batch, Prepared, TriggerEnv, TriggerReport,
 };
 use crate::clock::{now_ms, sleep_until_epoch_ms};
-use crate::executor_client::ExecutorClient;
+use crate::executor_calls::ExecutorCalls;
 use crate::metrics::AdminMetrics;
 use crate::model::TriggerType;
 use crate::protocol::SUCCESS_CODE;
@@ -143,7 +143,7 @@ impl Pool {
                     max_in_flight: max_in_flight.max(1),
                     outstanding,
                     dispatcher,
-                    client: Rc::new(ExecutorClient::default()),
+                    client: Rc::new(ExecutorCalls::default()),
                     router: Rc::new(RefCell::new(router)),
                 });
             workers.push(worker);
@@ -371,7 +371,7 @@ pub struct TriggerWorker {
     max_in_flight: usize,
     outstanding: Arc<AtomicUsize>,
     dispatcher: Addr<Dispatcher>,
-    client: Rc<ExecutorClient>,
+    client: Rc<ExecutorCalls>,
     router: Rc<RefCell<Router>>,
     outcomes: Rc<OutcomeWriter>,
     /// This pool's series of `jobwheel_dispatch_duration_seconds`.

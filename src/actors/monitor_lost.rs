@@ -30,8 +30,8 @@ use super::result_intake::{complete_one, CallbackOutcome};
 use super::supervision::{answers_probes, ActorLife};
 use super::trigger::TriggerEnv;
 use crate::clock::now_ms;
-use crate::executor_client::{Credentials, ExecutorClient};
-use crate::model::{executor_token, JobLog};
+use crate::executor_calls::{Credentials, ExecutorCalls};
+use crate::model::{executor_token, RunRow};
 use crate::protocol::{AdminProtocol, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::MonitorPass;
 
@@ -66,9 +66,9 @@ struct Answers {
 /// Whether the run's executor answers and says the job is running or queued there.
 async fn still_running(
     env: &TriggerEnv,
-    client: &ExecutorClient,
+    client: &ExecutorCalls,
     answers: &mut Answers,
-    log: &JobLog,
+    log: &RunRow,
 ) -> Result<bool, String> {
     let Some(address) = log
         .executor_address
@@ -116,7 +116,7 @@ async fn still_running(
 pub async fn lost_pass(
     env: &TriggerEnv,
     dispatcher: &Addr<Dispatcher>,
-    client: &ExecutorClient,
+    client: &ExecutorCalls,
     timeout: Duration,
     now: i64,
     batch: i64,
@@ -182,7 +182,7 @@ pub async fn lost_pass(
 pub struct LostResultMonitor {
     env: TriggerEnv,
     dispatcher: Addr<Dispatcher>,
-    client: Rc<ExecutorClient>,
+    client: Rc<ExecutorCalls>,
     interval: Duration,
     turns: PassTurns,
     timeout: Duration,
@@ -204,7 +204,7 @@ impl LostResultMonitor {
         LostResultMonitor {
             env,
             dispatcher,
-            client: Rc::new(ExecutorClient::default()),
+            client: Rc::new(ExecutorCalls::default()),
             interval: settings.lost_interval,
             turns,
             timeout: settings.lost_result_timeout,
@@ -288,7 +288,7 @@ impl Supervised for LostResultMonitor {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         // the runs it watches are in the database; the next pass reads them again
         self.pace = Pace::default();
-        self.client = Rc::new(ExecutorClient::default());
+        self.client = Rc::new(ExecutorCalls::default());
     }
 }
 

@@ -29,7 +29,7 @@ const BEAT_EVERY: Duration = Duration::from_secs(1);
 
 /// What this admin's next pre-read pass may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Role {
+pub struct PassDuty {
     /// Take over dead admins' fire times (it has beaten without a gap for
     /// [`NODE_DEAD_AFTER_MS`]).
     pub take_over: bool,
@@ -39,8 +39,8 @@ pub struct Role {
 
 /// Asks what this admin's next pass may do.
 #[derive(Message, Debug)]
-#[rtype(result = "Role")]
-pub struct ClusterRole;
+#[rtype(result = "PassDuty")]
+pub struct GetPassDuty;
 
 /// The first step of a graceful stop: take no share of the jobs any more, so the other admins
 /// pre-read this admin's share from their next beat while it dispatches what it has claimed; it
@@ -200,16 +200,16 @@ impl Supervised for NodeBeat {
 
 answers_probes!(NodeBeat);
 
-impl Handler<ClusterRole> for NodeBeat {
-    type Result = MessageResult<ClusterRole>;
+impl Handler<GetPassDuty> for NodeBeat {
+    type Result = MessageResult<GetPassDuty>;
 
-    fn handle(&mut self, _msg: ClusterRole, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _msg: GetPassDuty, _ctx: &mut Self::Context) -> Self::Result {
         let take_over = !self.stepped_down
             && !self.left
             && self
                 .healthy_since
                 .is_some_and(|since| now_ms() - since >= NODE_DEAD_AFTER_MS);
-        MessageResult(Role {
+        MessageResult(PassDuty {
             take_over,
             share: self.share,
         })

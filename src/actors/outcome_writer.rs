@@ -190,7 +190,7 @@ async fn write_each(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::NewLog;
+    use crate::model::NewRunRow;
 
     async fn store_with_logs(n: usize) -> (crate::store::Store, Vec<i64>) {
         let store = crate::store::Store::connect("sqlite::memory:", &Default::default())
@@ -199,7 +199,12 @@ mod tests {
         store.migrate().await.expect("migrations");
         let mut ids = Vec::new();
         for _ in 0..n {
-            ids.push(store.insert_log(&NewLog::sample()).await.expect("log row"));
+            ids.push(
+                store
+                    .insert_log(&NewRunRow::sample())
+                    .await
+                    .expect("log row"),
+            );
         }
         (store, ids)
     }

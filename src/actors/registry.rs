@@ -215,11 +215,15 @@ where
 /// Removes dead registrations and rewrites every automatic group's sorted address list.
 pub async fn refresh_all(store: &Store) -> Result<(), StoreError> {
     let now = now_ms();
-    let removed = store.remove_dead_registry(now - EXECUTOR_DEAD_AFTER_MS).await?;
+    let removed = store
+        .remove_dead_registry(now - EXECUTOR_DEAD_AFTER_MS)
+        .await?;
     if removed > 0 {
         log::info!("registry: removed {removed} executor registration(s) without a beat for 90 s");
     }
-    let live = store.find_live_registry(now - EXECUTOR_DEAD_AFTER_MS).await?;
+    let live = store
+        .find_live_registry(now - EXECUTOR_DEAD_AFTER_MS)
+        .await?;
     for group in store.list_groups().await? {
         if group.address_type != AddressType::Auto {
             continue; // manual groups keep what the operator typed

@@ -597,7 +597,7 @@ mod tests {
         TriggerEnv,
     ) {
         use crate::actors::dispatch::dispatch_settings;
-        use crate::model::NewLog;
+        use crate::model::NewRunRow;
 
         let store = Store::connect("sqlite::memory:", &Default::default())
             .await
@@ -605,7 +605,12 @@ mod tests {
         store.migrate().await.expect("migrations");
         let mut ids = Vec::new();
         for _ in 0..logs {
-            ids.push(store.insert_log(&NewLog::sample()).await.expect("log row"));
+            ids.push(
+                store
+                    .insert_log(&NewRunRow::sample())
+                    .await
+                    .expect("log row"),
+            );
         }
         let env = TriggerEnv {
             metrics: Default::default(),

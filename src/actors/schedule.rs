@@ -24,7 +24,7 @@ use chrono_tz::Tz;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
 use super::fire::{first_jobs, Fire};
-use super::node_beat::{ClusterRole, NodeBeat, Role};
+use super::node_beat::{GetPassDuty, NodeBeat, PassDuty};
 use super::ring::{FireTime, RingActor, ScheduleAll};
 use super::supervision::{answers_probes, ActorLife};
 use super::takeover::take_over;
@@ -149,7 +149,7 @@ impl ScheduleActor {
                 if let Err(fault) = life.fault_point(&store).await {
                     return (Err(fault), started.elapsed());
                 }
-                let role = beat.send(ClusterRole).await.unwrap_or(Role {
+                let role = beat.send(GetPassDuty).await.unwrap_or(PassDuty {
                     take_over: false,
                     share: Share::ALL,
                 });

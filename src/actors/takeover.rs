@@ -13,7 +13,6 @@ use super::timing_rules::{NODE_DEAD_AFTER_MS, TAKEOVER_BATCH, TAKEOVER_MISFIRE_A
 use crate::model::{MisfireStrategy, TriggerType};
 use crate::store::{ClaimKey, OrphanFire, ScheduleTx, StoreError};
 
-
 /// What to do with the fire times one pass took over.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct TakeoverPlan {

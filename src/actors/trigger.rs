@@ -17,11 +17,11 @@ use super::db_retry::until_written;
 use super::lease::Lease;
 use super::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::executor_client::{failure, Credentials, ExecutorClient};
+use crate::executor_calls::{failure, Credentials, ExecutorCalls};
 use crate::metrics::AdminMetrics;
 use crate::model::{
-    address_key, executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewLog, Registration,
-    RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
+    address_key, executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewRunRow,
+    Registration, RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{
@@ -29,7 +29,6 @@ use crate::routing::{
     ROUTE_FAIL_MSG, UNREACHABLE_FOR_MS,
 };
 use crate::store::{ActorStore, ClaimKey, Store};
-
 
 /// Trigger a job once (XXL-JOB `JobTriggerPoolHelper.trigger`).
 #[derive(Message, Debug)]
@@ -286,7 +285,7 @@ async fn prepare_in_db(
     let mut group_targets: HashMap<i32, Arc<Targets>> = HashMap::new();
 
     let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
-    let mut new_logs: Vec<NewLog> = Vec::new();
+    let mut new_logs: Vec<NewRunRow> = Vec::new();
     // claims of pre-read fires that will not fire: released with the log rows' insert
     let mut dropped: Vec<ClaimKey> = Vec::new();
     for msg in triggers {
@@ -366,7 +365,7 @@ async fn prepare_in_db(
                 total,
                 fail_retry_count,
             };
-            new_logs.push(NewLog {
+            new_logs.push(NewRunRow {
                 job_group: job.job_group,
                 job_id: job.id,
                 trigger_type: msg.trigger_type,
@@ -417,7 +416,7 @@ async fn prepare_in_db(
 /// record per log row. Never panics on bad data: every failure ends up in an outcome.
 pub async fn fire_prepared(
     env: &TriggerEnv,
-    client: &ExecutorClient,
+    client: &ExecutorCalls,
     router: &RefCell<Router>,
     p: &PreparedTrigger,
 ) -> (TriggerReport, Vec<(i64, TriggerOutcome)>) {
@@ -581,7 +580,7 @@ struct ProcessTrigger<'a> {
 /// One shard: address, `run`, and the outcome to record on its log row.
 async fn process(
     env: &TriggerEnv,
-    client: &ExecutorClient,
+    client: &ExecutorCalls,
     router: &RefCell<Router>,
     log_id: i64,
     p: ProcessTrigger<'_>,

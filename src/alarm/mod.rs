@@ -9,7 +9,7 @@
 use futures_util::future::LocalBoxFuture;
 use serde::Serialize;
 
-use crate::model::{alarm_status, JobGroup, JobInfo, JobLog};
+use crate::model::{alarm_status, JobGroup, JobInfo, RunRow};
 
 pub mod email;
 pub mod webhook;
@@ -28,7 +28,7 @@ pub struct AlarmEvent {
     /// The job's group, when it still exists.
     pub group: Option<JobGroup>,
     /// The failed log row.
-    pub log: JobLog,
+    pub log: RunRow,
 }
 
 /// What one channel did with an event.
@@ -171,7 +171,7 @@ pub(crate) mod tests {
         job.alarm_email = "a@example.com, b@example.com ,a@example.com".into();
         AlarmEvent {
             group: None,
-            log: JobLog {
+            log: RunRow {
                 id: 42,
                 job_group: 3,
                 job_id: 7,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::joblog::JobLog;
+use super::run_log_file::RunLogFile;
 use crate::protocol::TriggerParam;
 
 /// The run a handler is executing: ids, parameter, shard, log file and cancellation signal.
@@ -43,7 +43,7 @@ struct Inner {
     log_date_time: i64,
     shard_index: i32,
     shard_total: i32,
-    log: JobLog,
+    log: RunLogFile,
     cancel: CancellationToken,
 }
 
@@ -58,7 +58,7 @@ impl JobContext {
                 log_date_time: param.log_date_time,
                 shard_index: param.broadcast_index,
                 shard_total: param.broadcast_total,
-                log: JobLog::new(log_base, param.log_date_time, param.log_id),
+                log: RunLogFile::new(log_base, param.log_date_time, param.log_id),
                 cancel,
             }),
         }
@@ -119,7 +119,7 @@ impl JobContext {
         self.inner.cancel.cancelled().await
     }
 
-    pub(crate) fn job_log(&self) -> &JobLog {
+    pub(crate) fn job_log(&self) -> &RunLogFile {
         &self.inner.log
     }
 }

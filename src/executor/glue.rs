@@ -12,8 +12,8 @@ use tokio::process::{Child, Command};
 
 use super::context::JobContext;
 use super::handler::JobResult;
-use super::joblog::JobLog;
 use super::process_group::{signal_group, TERM_GRACE};
+use super::run_log_file::RunLogFile;
 use super::script_records;
 use crate::protocol::GlueType;
 
@@ -161,7 +161,7 @@ async fn terminate_group(child: &mut Child, pid: Option<i32>) {
     let _ = child.wait().await;
 }
 
-async fn copy_into(mut from: impl AsyncRead + Unpin, log: JobLog) {
+async fn copy_into(mut from: impl AsyncRead + Unpin, log: RunLogFile) {
     let mut buf = vec![0u8; 8192];
     loop {
         match from.read(&mut buf).await {

@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use serde::Serialize;
 
 use super::admin_link::AdminLink;
-use super::joblog::LogReader;
+use super::run_log_file::LogReader;
 use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger};
 use crate::metrics::{ExecutorMetrics, RefusalReason};
 use crate::protocol::{

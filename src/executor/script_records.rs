@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::context::JobContext;
 use super::process_group::{signal_group, TERM_GRACE};
-use super::joblog::JobLog;
+use super::run_log_file::RunLogFile;
 use crate::protocol::{HandleCallbackParam, FAIL_CODE};
 
 /// The folder of the records.
@@ -147,7 +147,7 @@ pub(crate) fn stop_left_behind(log_base: &Path) -> Vec<HandleCallbackParam> {
             record.job_id,
             record.log_id
         );
-        JobLog::new(log_base, record.log_date_time, record.log_id).line(&msg);
+        RunLogFile::new(log_base, record.log_date_time, record.log_id).line(&msg);
         // should this executor die before the result is sent, the admin's lost-result monitor
         // fails the run as it does any run whose executor is gone
         if let Err(e) = std::fs::remove_file(&path) {
@@ -385,6 +385,6 @@ mod tests {
     }
 
     fn log_file(base: &Path, log_id: i64) -> PathBuf {
-        super::super::joblog::log_file_path(base, 1_700_000_000_000, log_id)
+        super::super::run_log_file::log_file_path(base, 1_700_000_000_000, log_id)
     }
 }

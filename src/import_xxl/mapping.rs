@@ -5,7 +5,7 @@
 use std::str::FromStr;
 
 use crate::model::{
-    parse_id_list, AddressType, GlueVersion, JobGroup, JobInfo, JobLog, MisfireStrategy, Role,
+    parse_id_list, AddressType, GlueVersion, JobGroup, JobInfo, MisfireStrategy, Role, RunRow,
     ScheduleType, TriggerType, User, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use crate::password::RESET_REQUIRED;
@@ -230,7 +230,7 @@ pub fn user(u: &XxlUser) -> Result<User, MappingError> {
 /// type is read from there (CRON when the message names none). A finished run whose alarm was
 /// never handled is marked as needing none: the XXL-JOB admin it ran under was in charge of
 /// retrying and alarming it, and jobwheel's fail monitor would otherwise retry old runs.
-pub fn log(l: &XxlLog) -> Result<JobLog, MappingError> {
+pub fn log(l: &XxlLog) -> Result<RunRow, MappingError> {
     let row = Row {
         table: "xxl_job_log",
         id: l.id,
@@ -246,7 +246,7 @@ pub fn log(l: &XxlLog) -> Result<JobLog, MappingError> {
             ))
         }
     };
-    Ok(JobLog {
+    Ok(RunRow {
         id: l.id,
         job_group: row.int("job_group", l.job_group)?,
         job_id: row.int("job_id", l.job_id)?,

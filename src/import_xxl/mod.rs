@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use clap::Args;
 
 use crate::config::MigrateSettings;
-use crate::model::JobLog;
+use crate::model::RunRow;
 use crate::store::xxl_source::XxlSource;
 use crate::store::{PoolSettings, Store, StoreError};
 
@@ -220,7 +220,7 @@ async fn import_logs(
             return Ok(tally);
         };
         after = last.id;
-        let mut logs: Vec<JobLog> = Vec::with_capacity(page.len());
+        let mut logs: Vec<RunRow> = Vec::with_capacity(page.len());
         for row in &page {
             match mapping::log(row) {
                 Ok(log) => logs.push(log),

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
-use crate::model::{AddressType, GlueVersion, JobGroup, JobInfo, JobLog, User};
+use crate::model::{AddressType, GlueVersion, JobGroup, JobInfo, RunRow, User};
 use crate::password::reset_required;
 use crate::store::{ImportBatch, Store, StoreResult};
 
@@ -252,9 +252,9 @@ pub async fn plan_definitions(
 pub async fn plan_logs(
     target: Option<&Store>,
     usable_jobs: &HashSet<i32>,
-    logs: Vec<JobLog>,
+    logs: Vec<RunRow>,
     tally: &mut Tally,
-) -> StoreResult<Vec<JobLog>> {
+) -> StoreResult<Vec<RunRow>> {
     let existing: HashMap<i64, i32> = match target {
         Some(t) => {
             let ids: Vec<i64> = logs.iter().map(|l| l.id).collect();

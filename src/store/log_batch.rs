@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use super::logs::{ids_from_rows, LogResultRow};
 use super::{on_pool, placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{
-    alarm_status, needs_storable, storable_text, NewLog, TriggerOutcome, MESSAGE_MAX_CHARS,
+    alarm_status, needs_storable, storable_text, NewRunRow, TriggerOutcome, MESSAGE_MAX_CHARS,
 };
 
 /// Rows per statement: far below every backend's bound-parameter limit (SQLite's 32,766 is the
@@ -93,7 +93,7 @@ impl Store {
     /// sorted returned ids line up with the input. MySQL returns only the first id; its rows
     /// are consecutive unless `innodb_autoinc_lock_mode` is 2 (interleaved), in which case each
     /// row is inserted on its own inside one transaction.
-    pub async fn insert_logs(&self, logs: &[NewLog]) -> StoreResult<Vec<i64>> {
+    pub async fn insert_logs(&self, logs: &[NewRunRow]) -> StoreResult<Vec<i64>> {
         let mut ids = Vec::with_capacity(logs.len());
         for chunk in logs.chunks(CHUNK) {
             let values = repeated(INSERT_ROW, chunk.len());

@@ -6,7 +6,9 @@ use super::dialect::log_counts;
 use super::jobs::{child_job_ids_of, parse_column};
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
-use crate::model::{JobFollowUps, JobLog, JobSchedule, LogCounts, NewLog, ResultLog, TriggerType};
+use crate::model::{
+    JobFollowUps, JobSchedule, LogCounts, NewRunRow, ResultLog, RunRow, TriggerType,
+};
 
 pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
@@ -122,9 +124,9 @@ fn trigger_type_of(row: &impl RowExt, id: i64) -> StoreResult<TriggerType> {
         })
 }
 
-pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<JobLog> {
+pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<RunRow> {
     let id = row.long("id")?;
-    Ok(JobLog {
+    Ok(RunRow {
         id,
         job_group: row.int("job_group")?,
         job_id: row.int("job_id")?,
@@ -195,7 +197,7 @@ pub(super) fn clear_batch(where_clause: &str, by_time: bool) -> String {
 
 impl Store {
     /// Inserts a log row before the executor is called and returns its id (the `logId`).
-    pub async fn insert_log(&self, log: &NewLog) -> StoreResult<i64> {
+    pub async fn insert_log(&self, log: &NewRunRow) -> StoreResult<i64> {
         let ids = self.insert_logs(std::slice::from_ref(log)).await?;
         ids.first()
             .copied()
@@ -222,7 +224,7 @@ impl Store {
     }
 
     /// The log rows with these ids that exist (any order).
-    pub async fn get_logs(&self, ids: &[i64]) -> StoreResult<Vec<JobLog>> {
+    pub async fn get_logs(&self, ids: &[i64]) -> StoreResult<Vec<RunRow>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -266,7 +268,7 @@ impl Store {
     }
 
     /// One log row by id.
-    pub async fn get_log(&self, id: i64) -> StoreResult<Option<JobLog>> {
+    pub async fn get_log(&self, id: i64) -> StoreResult<Option<RunRow>> {
         let sql = self.sql(format!("SELECT {COLUMNS} FROM job_log WHERE id = ?"));
         on_pool!(self, pool => match sqlx::query(&sql).bind(id).fetch_optional(pool).await? {
             Some(row) => Ok(Some(log_from_row(&row)?)),
@@ -275,7 +277,7 @@ impl Store {
     }
 
     /// A page of log rows, newest first, and the total count.
-    pub async fn list_logs(&self, filter: &LogFilter) -> StoreResult<(i64, Vec<JobLog>)> {
+    pub async fn list_logs(&self, filter: &LogFilter) -> StoreResult<(i64, Vec<RunRow>)> {
         self.list_logs_scoped(filter, None).await
     }
 

@@ -5,7 +5,7 @@ use super::jobs::{job_from_row, JobFilter, JOB_COLUMNS};
 use super::logs::{log_from_row, LogFilter, COLUMNS as LOG_COLUMNS};
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreResult};
-use crate::model::{join_ids, JobInfo, JobLog};
+use crate::model::{join_ids, JobInfo, RunRow};
 
 /// Adds `column IN (...)` for a group scope; false when the scope is empty (nothing can match).
 fn limit_to_groups(f: &mut Filter, column: &str, groups: Option<&[i32]>) -> bool {
@@ -73,7 +73,7 @@ impl Store {
         &self,
         filter: &LogFilter,
         groups: Option<&[i32]>,
-    ) -> StoreResult<(i64, Vec<JobLog>)> {
+    ) -> StoreResult<(i64, Vec<RunRow>)> {
         let mut f = filter.to_filter();
         if !limit_to_groups(&mut f, "job_group", groups) {
             return Ok((0, Vec::new()));

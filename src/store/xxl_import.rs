@@ -13,7 +13,7 @@ use super::jobs::{bind_job_fields, updatable_columns};
 use super::logs::COLUMNS as LOG_COLUMNS;
 use super::rows::{bind_params, Param, RowExt};
 use super::{on_pool, placeholders, Backend, Store, StoreResult};
-use crate::model::{join_ids, GlueVersion, JobGroup, JobInfo, JobLog, User};
+use crate::model::{join_ids, GlueVersion, JobGroup, JobInfo, RunRow, User};
 
 /// Rows per multi-row INSERT of run logs (17 parameters each: far below every backend's limit).
 const LOG_ROWS_PER_STATEMENT: usize = 500;
@@ -179,7 +179,7 @@ impl Store {
     }
 
     /// Writes imported run logs with their ids in one transaction.
-    pub async fn import_logs(&self, logs: &[JobLog]) -> StoreResult<u64> {
+    pub async fn import_logs(&self, logs: &[RunRow]) -> StoreResult<u64> {
         if logs.is_empty() {
             return Ok(0);
         }

@@ -17,7 +17,7 @@ pub mod api;
 mod body_deadline;
 pub mod body_limit;
 mod console;
-mod executor_api;
+mod executor_facing;
 #[cfg(feature = "fault-hooks")]
 mod fault_hooks;
 mod health;
@@ -57,8 +57,8 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
             .route("/metrics", web::get().to(metrics::metrics));
         // before the executor API, whose "/api" scope would otherwise take "/api/v1" too
         api::mount(cfg);
-        executor_api::mount(cfg, "");
-        executor_api::mount(cfg, "/xxl-job-admin");
+        executor_facing::mount(cfg, "");
+        executor_facing::mount(cfg, "/xxl-job-admin");
         #[cfg(feature = "fault-hooks")]
         fault_hooks::mount(cfg);
         // last: its pages scope ("") would otherwise answer every path

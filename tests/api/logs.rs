@@ -136,7 +136,7 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
     assert_eq!(api.kill_log(dead).await.status, 409);
     let gone = json!({"registryGroup": "EXECUTOR", "registryKey": "fake-app",
         "registryValue": "http://127.0.0.1:1/"});
-    let res = api.executor_api("/api/registryRemove", gone).await;
+    let res = api.post_as_executor("/api/registryRemove", gone).await;
     assert_eq!(res.body["code"], 200, "{}", res.body);
 
     // clearing: exactly one of olderThanDays and keepLast

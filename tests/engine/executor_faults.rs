@@ -19,8 +19,8 @@ use std::time::Duration;
 use jobwheel::actors::monitor_lost::LOST_MSG;
 use jobwheel::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use jobwheel::clock::now_ms;
-use jobwheel::executor_client::DEFAULT_TIMEOUT;
-use jobwheel::model::{GlueType, JobLog, RouteStrategy, ScheduleType, TRIGGER_STATUS_RUNNING};
+use jobwheel::executor_calls::DEFAULT_TIMEOUT;
+use jobwheel::model::{GlueType, RouteStrategy, RunRow, ScheduleType, TRIGGER_STATUS_RUNNING};
 use jobwheel::routing::UNREACHABLE_FOR_MS;
 use jobwheel::store::{Backend, Store};
 
@@ -136,7 +136,7 @@ async fn wait_registered(store: &Store, app: &str, addresses: &[&str], since: i6
 }
 
 /// Whether `log` ran on `executor`.
-fn ran_on(log: &JobLog, executor: &ExecutorProcess) -> bool {
+fn ran_on(log: &RunRow, executor: &ExecutorProcess) -> bool {
     log.executor_address.as_deref() == Some(executor.address.as_str())
 }
 
@@ -152,7 +152,7 @@ async fn expect_done_on(app: &TestApp, job: i32, executor: &ExecutorProcess, wha
 }
 
 /// Whether a run has a result.
-fn finished(log: &JobLog) -> bool {
+fn finished(log: &RunRow) -> bool {
     log.handle_code != 0
 }
 
@@ -265,7 +265,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
     let killed_at = now_ms();
 
     // from the next second on, every fire reaches B at once and succeeds there
-    let after_kill = |l: &JobLog| l.schedule_time > killed_at;
+    let after_kill = |l: &RunRow| l.schedule_time > killed_at;
     for &(route, id) in &probing {
         app.wait_until(
             &format!("3 {route} runs done on B after the kill"),
@@ -282,7 +282,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
         .await;
     }
     for &(route, id) in &probing {
-        let logs: Vec<JobLog> = app
+        let logs: Vec<RunRow> = app
             .logs_of(id)
             .await
             .into_iter()
@@ -353,7 +353,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
     )
     .await;
     let restarted_at = now_ms();
-    let mut round_runs: Vec<JobLog> = Vec::new();
+    let mut round_runs: Vec<RunRow> = Vec::new();
     for &id in &rounds {
         let logs = app.logs_of(id).await.into_iter();
         round_runs.extend(logs.filter(|l| after_kill(l) && l.schedule_time < restarted_at - 1_000));
@@ -430,7 +430,7 @@ async fn killed_executor_is_routed_around_and_its_runs_are_failed(backend: Backe
         let logs = app.logs_of(job).await;
         assert_eq!(logs.len(), 1, "job {job} ran again: {logs:?}");
         // the fail monitor moves its alarm status on; its result stays
-        let result = |l: &JobLog| (l.handle_code, l.handle_msg.clone(), l.handle_time);
+        let result = |l: &RunRow| (l.handle_code, l.handle_msg.clone(), l.handle_time);
         assert_eq!(
             result(&logs[0]),
             result(lost),

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use actix_web::http::Method;
-use jobwheel::clock::now_ms;
-use jobwheel::model::{JobLog, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING};
 use jobwheel::bootstrap::LOCAL_APP_NAME;
+use jobwheel::clock::now_ms;
+use jobwheel::model::{RunRow, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{JobFilter, LogFilter};
 use prometheus_parse::{Scrape, Value};
 use serde_json::json;
@@ -70,7 +70,7 @@ fn has_labels(sample: &prometheus_parse::Sample, labels: &[(&str, &str)]) -> boo
     labels.iter().all(|(k, v)| sample.labels.get(k) == Some(*v))
 }
 
-async fn all_logs(app: &TestApp) -> Vec<JobLog> {
+async fn all_logs(app: &TestApp) -> Vec<RunRow> {
     let filter = LogFilter {
         limit: 10_000,
         ..Default::default()

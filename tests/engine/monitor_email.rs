@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use jobwheel::actors::monitor::MonitorSettings;
 use jobwheel::actors::monitor_fail::build_alarmer;
 use jobwheel::alarm::AlarmEvent;
-use jobwheel::model::{alarm_status, JobInfo, JobLog, TriggerType};
+use jobwheel::model::{alarm_status, JobInfo, RunRow, TriggerType};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -105,7 +105,7 @@ fn event(alarm_email: &str) -> AlarmEvent {
     job.alarm_email = alarm_email.into();
     AlarmEvent {
         group: None,
-        log: JobLog {
+        log: RunRow {
             id: 4242,
             job_group: 3,
             job_id: 7,

@@ -10,11 +10,11 @@ use jobwheel::actors::dispatch::{trigger_and_wait, Trigger};
 use jobwheel::actors::monitor_fail::RETRY_NOTE;
 use jobwheel::actors::trigger::TriggerReport;
 use jobwheel::metrics::AdminMetrics;
-use jobwheel::model::{alarm_status, JobInfo, JobLog, TriggerType};
+use jobwheel::model::{alarm_status, JobInfo, RunRow, TriggerType};
 use jobwheel::startup::AdminActors;
 use jobwheel::store::{Backend, Store};
 
-fn settled(logs: &[JobLog], n: usize) -> bool {
+fn settled(logs: &[RunRow], n: usize) -> bool {
     logs.len() == n
         && logs
             .iter()
@@ -46,7 +46,7 @@ async fn trigger_failing_job(
 }
 
 /// The job's `n` logs once all are [`settled`], failing the test with `what` after 20 s.
-async fn settled_logs(store: &Store, job_id: i32, n: usize, what: &str) -> Vec<JobLog> {
+async fn settled_logs(store: &Store, job_id: i32, n: usize, what: &str) -> Vec<RunRow> {
     expect_within(what, Duration::from_secs(20), || {
         let store = store.clone();
         async move {

@@ -10,7 +10,7 @@ use crate::kit::db::manual_log;
 use crate::kit::{expect_within, FakeExecutor, TestApp, TestDb};
 use jobwheel::actors::monitor_lost::{LOST_MSG, OUTCOME_LOST_MSG};
 use jobwheel::clock::now_ms;
-use jobwheel::model::{alarm_status, JobLog, TriggerOutcome};
+use jobwheel::model::{alarm_status, RunRow, TriggerOutcome};
 use jobwheel::store::{Backend, Store};
 
 async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &str) -> i64 {
@@ -30,7 +30,7 @@ async fn accepted_log(store: &Store, group: i32, job: i32, at: i64, address: &st
 }
 
 /// Waits (10 s at most) until run `id` has a result, and returns its row.
-async fn result_of(s: &Store, id: i64, what: &str) -> JobLog {
+async fn result_of(s: &Store, id: i64, what: &str) -> RunRow {
     expect_within(what, Duration::from_secs(10), || {
         let s = s.clone();
         async move {

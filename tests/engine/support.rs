@@ -9,7 +9,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use jobwheel::actors::dispatch::{trigger_and_wait, Trigger};
 use jobwheel::actors::monitor::MonitorSettings;
 use jobwheel::clock::now_ms;
-use jobwheel::model::{AddressType, JobGroup, JobInfo, JobLog, TriggerType};
+use jobwheel::model::{AddressType, JobGroup, JobInfo, RunRow, TriggerType};
 use jobwheel::store::{LogFilter, Store};
 use serde_json::Value;
 
@@ -96,7 +96,7 @@ pub fn job(group: i32, desc: &str, handler: &str) -> JobInfo {
 }
 
 /// The job's logs, oldest first.
-pub async fn logs_of(store: &Store, job_id: i32) -> Vec<JobLog> {
+pub async fn logs_of(store: &Store, job_id: i32) -> Vec<RunRow> {
     let (_, mut logs) = store
         .list_logs(&LogFilter {
             job_id: Some(job_id),
@@ -118,7 +118,7 @@ pub trait Engine {
     /// One manual trigger through the dispatcher; the log ids.
     async fn manual(&self, job_id: i32) -> Vec<i64>;
     /// The job's logs, oldest first.
-    async fn logs_of(&self, job_id: i32) -> Vec<JobLog>;
+    async fn logs_of(&self, job_id: i32) -> Vec<RunRow>;
     /// Posts to the executor API with the admin's token.
     async fn post(&self, path: &str, body: Value) -> Value;
     /// Waits until `check` holds, failing the test with `what` after `limit`.
@@ -149,7 +149,7 @@ impl Engine for TestApp {
         .log_ids
     }
 
-    async fn logs_of(&self, job_id: i32) -> Vec<JobLog> {
+    async fn logs_of(&self, job_id: i32) -> Vec<RunRow> {
         logs_of(&self.store, job_id).await
     }
 

@@ -380,7 +380,7 @@ impl Api {
 
     /// POSTs to the executor-facing API (`/api/registry`, `/api/callback`, ...) with the
     /// executor token this client holds.
-    pub async fn executor_api(&self, path: &str, body: Value) -> Resp {
+    pub async fn post_as_executor(&self, path: &str, body: Value) -> Resp {
         self.call(Method::POST, path, Some(body)).await
     }
 

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use jobwheel::model::{NewLog, TriggerType};
+use jobwheel::model::{NewRunRow, TriggerType};
 use jobwheel::store::{Backend, PoolSettings, Store};
 
 /// Environment variable with the PostgreSQL test server URL.
@@ -30,8 +30,8 @@ pub struct TestDb {
 
 /// A log row to insert for a cron fire of `job_id` (in `job_group`) scheduled for and triggered
 /// at `at`, epoch ms, before any executor is called.
-pub fn cron_log(job_group: i32, job_id: i32, at: i64) -> NewLog {
-    NewLog {
+pub fn cron_log(job_group: i32, job_id: i32, at: i64) -> NewRunRow {
+    NewRunRow {
         trigger_type: TriggerType::Cron,
         schedule_time: at,
         ..manual_log(job_group, job_id, at)
@@ -40,8 +40,8 @@ pub fn cron_log(job_group: i32, job_id: i32, at: i64) -> NewLog {
 
 /// A log row to insert for a manual trigger of `job_id` (in `job_group`) at `at`, epoch ms
 /// (schedule time 0), before any executor is called.
-pub fn manual_log(job_group: i32, job_id: i32, at: i64) -> NewLog {
-    NewLog {
+pub fn manual_log(job_group: i32, job_id: i32, at: i64) -> NewRunRow {
+    NewRunRow {
         job_group,
         job_id,
         trigger_type: TriggerType::Manual,

@@ -27,7 +27,7 @@ async fn group(app: &TestApp, name: &str, token: Option<&str>) -> i64 {
 }
 
 /// An executor-API client presenting `token` (or none).
-fn executor_client(app: &TestApp, token: Option<&str>) -> Api {
+fn executor_calls(app: &TestApp, token: Option<&str>) -> Api {
     let api = app.anonymous();
     api.set_executor_token(token);
     api
@@ -60,23 +60,23 @@ backends!(app: the_registry_takes_only_the_right_token, |app| {
     let own = group(app, "sec-own", Some("group-one-secret-1")).await;
     group(app, "sec-two", Some("group-two-secret-2")).await;
     group(app, "sec-plain", None).await;
-    let none = executor_client(app, None);
-    let wrong = executor_client(app, Some("not-the-token"));
-    let global = executor_client(app, Some(&app.token));
-    let other_group = executor_client(app, Some("group-two-secret-2"));
-    let own_group = executor_client(app, Some("group-one-secret-1"));
+    let none = executor_calls(app, None);
+    let wrong = executor_calls(app, Some("not-the-token"));
+    let global = executor_calls(app, Some(&app.token));
+    let other_group = executor_calls(app, Some("group-two-secret-2"));
+    let own_group = executor_calls(app, Some("group-one-secret-1"));
     let attacker = "http://10.66.66.66:9999/";
 
     // a group without a token of its own: the admin's generated token, nothing else
     for client in [&none, &wrong, &other_group] {
         let res = client
-            .executor_api("/api/registry", registration("sec-plain", attacker))
+            .post_as_executor("/api/registry", registration("sec-plain", attacker))
             .await;
         assert_eq!(res.body, json!({"code": 500, "msg": WRONG}));
     }
     assert!(online(app, "sec-plain").await.is_empty());
     let res = global
-        .executor_api(
+        .post_as_executor(
             "/api/registry",
             registration("sec-plain", "http://127.0.0.1:7/"),
         )
@@ -86,7 +86,7 @@ backends!(app: the_registry_takes_only_the_right_token, |app| {
     // a group with its own token: only that one, not even the global token
     for client in [&none, &wrong, &global, &other_group] {
         let res = client
-            .executor_api(
+            .post_as_executor(
                 "/xxl-job-admin/api/registry",
                 registration("sec-own", attacker),
             )
@@ -99,14 +99,14 @@ backends!(app: the_registry_takes_only_the_right_token, |app| {
     );
     let real = "http://127.0.0.1:8/";
     let res = own_group
-        .executor_api("/api/registry", registration("sec-own", real))
+        .post_as_executor("/api/registry", registration("sec-own", real))
         .await;
     assert_eq!(res.body["code"], 200, "{}", res.body);
 
     // removing the real executor takes its group's token too
     for client in [&none, &global, &other_group] {
         let res = client
-            .executor_api("/api/registryRemove", registration("sec-own", real))
+            .post_as_executor("/api/registryRemove", registration("sec-own", real))
             .await;
         assert_eq!(res.body, json!({"code": 500, "msg": WRONG}));
     }
@@ -114,7 +114,7 @@ backends!(app: the_registry_takes_only_the_right_token, |app| {
     let stored = app.store.get_group(own as i32).await.unwrap().unwrap();
     assert_eq!(stored.address_list, vec![real.to_string()]);
     let res = own_group
-        .executor_api("/api/registryRemove", registration("sec-own", real))
+        .post_as_executor("/api/registryRemove", registration("sec-own", real))
         .await;
     assert_eq!(res.body["code"], 200);
     assert!(online(app, "sec-own").await.is_empty());
@@ -125,9 +125,9 @@ backends!(app: a_result_is_taken_only_from_the_runs_group, |app| {
     let own_token = "group-one-secret-1";
     let own = group(app, "res-own", Some(own_token)).await;
     group(app, "res-two", Some("group-two-secret-2")).await;
-    let own_group = executor_client(app, Some(own_token));
+    let own_group = executor_calls(app, Some(own_token));
     let res = own_group
-        .executor_api("/api/registry", registration("res-own", &exec.address))
+        .post_as_executor("/api/registry", registration("res-own", &exec.address))
         .await;
     assert_eq!(res.body["code"], 200, "{}", res.body);
     let job = app.job(own, "guarded").await;
@@ -140,13 +140,13 @@ backends!(app: a_result_is_taken_only_from_the_runs_group, |app| {
 
     let forged =
         json!([{"logId": log_id, "logDateTim": 0, "handleCode": 200, "handleMsg": "forged"}]);
-    let res = executor_client(app, None)
-        .executor_api("/api/callback", forged.clone())
+    let res = executor_calls(app, None)
+        .post_as_executor("/api/callback", forged.clone())
         .await;
     assert_eq!(res.body, json!({"code": 500, "msg": WRONG}));
     for token in [app.token.as_str(), "group-two-secret-2"] {
-        let res = executor_client(app, Some(token))
-            .executor_api("/api/callback", forged.clone())
+        let res = executor_calls(app, Some(token))
+            .post_as_executor("/api/callback", forged.clone())
             .await;
         assert_eq!(res.body["code"], 500, "{}", res.body);
         let msg = res.body["msg"].as_str().unwrap_or_default();
@@ -159,7 +159,7 @@ backends!(app: a_result_is_taken_only_from_the_runs_group, |app| {
     );
 
     let real = json!([{"logId": log_id, "logDateTim": 0, "handleCode": 200, "handleMsg": "done"}]);
-    let res = own_group.executor_api("/api/callback", real).await;
+    let res = own_group.post_as_executor("/api/callback", real).await;
     assert_eq!(res.body["code"], 200, "{}", res.body);
     let log = app.api.get_log(log_id).await;
     assert_eq!(
@@ -255,9 +255,9 @@ backends!(app: text_with_nul_is_refused_by_name_and_stores_nothing, |app| {
     assert_refused(&res, "username");
 
     // the executor API names the field and stores nothing
-    let reg = executor_client(app, Some(&app.token));
+    let reg = executor_calls(app, Some(&app.token));
     let res = reg
-        .executor_api(
+        .post_as_executor(
             "/api/registry",
             registration("nul-group", "http://127.0.0.1:1/\u{0}"),
         )
@@ -277,9 +277,9 @@ backends!(app: text_with_nul_is_refused_by_name_and_stores_nothing, |app| {
 backends!(app: a_callback_holding_a_nul_stores_every_result, |app| {
     let exec = resultless_executor(app);
     let g = app.group("mixed-app").await;
-    let reg = executor_client(app, Some(&app.token));
+    let reg = executor_calls(app, Some(&app.token));
     let res = reg
-        .executor_api("/api/registry", registration("mixed-app", &exec.address))
+        .post_as_executor("/api/registry", registration("mixed-app", &exec.address))
         .await;
     assert_eq!(res.body["code"], 200);
     let job = app.job(g, "mixed").await;
@@ -293,7 +293,7 @@ backends!(app: a_callback_holding_a_nul_stores_every_result, |app| {
         {"logId": good, "logDateTim": 0, "handleCode": 200, "handleMsg": "fine"},
         {"logId": odd, "logDateTim": 0, "handleCode": 200, "handleMsg": "broken\u{0}message"},
     ]);
-    let res = reg.executor_api("/api/callback", batch.clone()).await;
+    let res = reg.post_as_executor("/api/callback", batch.clone()).await;
     assert_eq!(res.body["code"], 200, "{}", res.body);
     let stored = app.api.get_log(good).await.body;
     assert_eq!(
@@ -306,7 +306,7 @@ backends!(app: a_callback_holding_a_nul_stores_every_result, |app| {
     assert_eq!(kept["handleMsg"], "broken\u{FFFD}message");
 
     // a re-sent batch is a duplicate: accepted, nothing stored twice
-    let res = reg.executor_api("/api/callback", batch).await;
+    let res = reg.post_as_executor("/api/callback", batch).await;
     assert_eq!(res.body["code"], 200, "{}", res.body);
     assert_eq!(app.api.get_log(odd).await.body["handleMsg"], "broken\u{FFFD}message");
 });
@@ -553,7 +553,7 @@ async fn a_three_million_line_run_log_pages_through_the_api() {
         .unwrap();
 
     // the run's own lines, then three million more, straight into its file
-    let path = jobwheel::executor::joblog::log_file_path(logs.path(), trigger_time, log_id);
+    let path = jobwheel::executor::run_log_file::log_file_path(logs.path(), trigger_time, log_id);
     let ended = Instant::now();
     while !path.exists() && ended.elapsed() < WAIT {
         actix_web::rt::time::sleep(Duration::from_millis(50)).await;

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use jobwheel::model::{
     alarm_status, AddressType, ApiToken, BlockStrategy, DueJob, GlueType, JobGroup, JobInfo,
-    LogReport, MisfireStrategy, NewLog, Role, RouteStrategy, ScheduleType, Session, TriggerOutcome,
-    TriggerType, User, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
+    LogReport, MisfireStrategy, NewRunRow, Role, RouteStrategy, ScheduleType, Session,
+    TriggerOutcome, TriggerType, User, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use jobwheel::store::{
     Backend, ClaimKey, JobFilter, LogFilter, LogStatus, ScheduleUpdate, Share, Store, StoreError,
@@ -381,7 +381,7 @@ backends!(db: logs_record_trigger_and_result_once, |db| {
     let s = &db.store;
     let g = new_group(s, "logs").await;
     let j = s.insert_job(&job(g, "j")).await.unwrap();
-    let sent = NewLog {
+    let sent = NewRunRow {
         executor_sharding_param: Some("1/3".into()),
         executor_fail_retry_count: 2,
         ..cron_log(g, j, 5_000)
@@ -434,8 +434,8 @@ backends!(db: logs_are_inserted_and_triggered_in_bulk, |db| {
     assert!(s.insert_logs(&[]).await.unwrap().is_empty());
     // more rows than one statement carries, alternating jobs, so order mistakes show
     // what is to be sent is stored with the row, before any outcome
-    let logs: Vec<NewLog> = (0..2_500)
-        .map(|i| NewLog {
+    let logs: Vec<NewRunRow> = (0..2_500)
+        .map(|i| NewRunRow {
             executor_handler: Some(format!("handler{i}")),
             executor_param: (i % 3 == 0).then(|| format!("p={i}")),
             executor_sharding_param: (i % 2 == 1).then(|| format!("{i}/2500")),
@@ -703,7 +703,7 @@ backends!(db: failed_logs_wait_for_their_retry_interval, |db| {
     let waits = s.insert_job(&waiting_job).await.unwrap();
     let at_once = s.insert_job(&job(g, "at once")).await.unwrap();
     // runs sent with retries left
-    let retrying = |job: i32, at: i64| NewLog {
+    let retrying = |job: i32, at: i64| NewRunRow {
         executor_fail_retry_count: 2,
         ..cron_log(g, job, at)
     };
@@ -1486,7 +1486,7 @@ backends!(db: result_logs_carry_what_storing_a_result_needs, |db| {
     let ids = s
         .insert_logs(&[
             cron_log(g, parent, 10),
-            NewLog {
+            NewRunRow {
                 trigger_type: TriggerType::Manual,
                 ..cron_log(g, child, 20)
             },
@@ -1708,8 +1708,8 @@ async fn postgres_writes_outcomes_on_their_rows_pages() {
     let j = s.insert_job(&job(g, "j")).await.unwrap();
     // as long as a real head: trigger type, admin, four executors, route, block, timeout, retries
     let head = format!("Trigger type：Cron<br>{}<br><br>", "x".repeat(440));
-    let logs: Vec<NewLog> = (0..300)
-        .map(|i| NewLog {
+    let logs: Vec<NewRunRow> = (0..300)
+        .map(|i| NewRunRow {
             executor_handler: Some("demoJobHandler".into()),
             executor_param: Some(String::new()),
             trigger_msg: Some(head.clone()),

@@ -8,12 +8,12 @@ use super::audit::{self, Change};
 use super::auth::Principal;
 use super::error::answers;
 use super::error::{ApiError, ApiResult};
-use super::{load_job, paging, trigger_env, ApiExecutorClient, Page};
+use super::{load_job, paging, trigger_env, ApiExecutorCalls, Page};
 use crate::actors::result_intake::{complete_one, CallbackOutcome};
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::executor_client::Credentials;
-use crate::model::{executor_token, JobLog};
+use crate::executor_calls::Credentials;
+use crate::model::{executor_token, RunRow};
 use crate::protocol::{AdminProtocol, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::{LogFilter, LogStatus};
 use crate::web::AppState;
@@ -55,8 +55,8 @@ struct LogView {
     alarm_status: i32,
 }
 
-impl From<JobLog> for LogView {
-    fn from(l: JobLog) -> Self {
+impl From<RunRow> for LogView {
+    fn from(l: RunRow) -> Self {
         LogView {
             id: l.id,
             job_group: l.job_group,
@@ -153,7 +153,7 @@ pub(crate) async fn load_log(
     state: &AppState,
     principal: &Principal,
     id: i64,
-) -> ApiResult<JobLog> {
+) -> ApiResult<RunRow> {
     let log = state
         .store
         .get_log(id)
@@ -185,7 +185,7 @@ async fn get(
 }
 
 /// How to reach the executor that ran `log`: its address and the credentials of its group.
-async fn executor_of(state: &AppState, log: &JobLog) -> ApiResult<(String, Credentials)> {
+async fn executor_of(state: &AppState, log: &RunRow) -> ApiResult<(String, Credentials)> {
     let Some(address) = log
         .executor_address
         .clone()
@@ -248,7 +248,7 @@ struct LogContent {
 )]
 async fn content(
     state: web::Data<AppState>,
-    client: web::Data<ApiExecutorClient>,
+    client: web::Data<ApiExecutorCalls>,
     principal: Principal,
     path: web::Path<i64>,
     query: web::Query<ContentQuery>,
@@ -312,7 +312,7 @@ struct KillAnswer {
 )]
 async fn kill(
     state: web::Data<AppState>,
-    client: web::Data<ApiExecutorClient>,
+    client: web::Data<ApiExecutorCalls>,
     principal: Principal,
     path: web::Path<i64>,
 ) -> ApiResult<HttpResponse> {

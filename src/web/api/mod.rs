@@ -39,7 +39,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Serialize;
 
 use crate::actors::trigger::TriggerEnv;
-use crate::executor_client::ExecutorClient;
+use crate::executor_calls::ExecutorCalls;
 use crate::model::{JobGroup, JobInfo};
 use crate::store::ActorStore;
 use crate::web::AppState;
@@ -72,7 +72,7 @@ pub const DEFAULT_LIMIT: i64 = 20;
 pub const JSON_LIMIT: usize = 2 * 1024 * 1024;
 
 /// The admin→executor client of this worker thread (awc clients are not `Send`).
-pub struct ApiExecutorClient(pub ExecutorClient);
+pub struct ApiExecutorCalls(pub ExecutorCalls);
 
 /// Mounts `/api/v1`. Called once per worker thread, which gets its own executor client.
 pub fn mount(cfg: &mut web::ServiceConfig) {
@@ -96,7 +96,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     ApiError::bad_request(format!("invalid path: {e}")).into()
                 }),
             )
-            .app_data(web::Data::new(ApiExecutorClient(ExecutorClient::new(
+            .app_data(web::Data::new(ApiExecutorCalls(ExecutorCalls::new(
                 Duration::from_secs(10),
             ))))
             .route("/auth/login", web::post().to(auth::login))

@@ -49,7 +49,10 @@ pub(super) async fn page(
     let scope = principal.group_scope();
     let (jobs_scheduled, jobs_stopped) = state.store.count_jobs_by_status(scope).await?;
     let now = now_ms();
-    let live = state.store.find_live_registry(now - EXECUTOR_DEAD_AFTER_MS).await?;
+    let live = state
+        .store
+        .find_live_registry(now - EXECUTOR_DEAD_AFTER_MS)
+        .await?;
     let executors_online = match scope {
         None => live.len(),
         Some(ids) => {

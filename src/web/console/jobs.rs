@@ -34,7 +34,7 @@ pub(super) struct JobsQuery {
 }
 
 /// The filters, understood; what cannot be read is left out rather than refused.
-pub(super) struct Filters {
+pub(super) struct JobsPageFilters {
     group: Option<i32>,
     status: Option<i32>,
     desc: String,
@@ -43,9 +43,9 @@ pub(super) struct Filters {
     page: i64,
 }
 
-impl Filters {
+impl JobsPageFilters {
     fn of(q: &JobsQuery) -> Self {
-        Filters {
+        JobsPageFilters {
             group: q.group.trim().parse().ok(),
             status: q.status.trim().parse().ok().filter(|s| *s == 0 || *s == 1),
             desc: q.desc.trim().to_string(),
@@ -103,7 +103,7 @@ struct JobRow {
 struct JobsPage {
     nav: Nav,
     groups: Vec<JobGroup>,
-    filter: Filters,
+    filter: JobsPageFilters,
     jobs: Vec<JobRow>,
     total: i64,
     prev_href: Option<String>,
@@ -117,7 +117,7 @@ pub(super) async fn list(
     principal: Principal,
     query: web::Query<JobsQuery>,
 ) -> ApiResult<HttpResponse> {
-    let filter = Filters::of(&query);
+    let filter = JobsPageFilters::of(&query);
     let scope = principal.group_scope();
     let groups: Vec<JobGroup> = visible_groups(&state, &principal).await?;
     let (total, jobs) = state

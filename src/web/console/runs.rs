@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::errors::PageResult;
 use super::{nav, render, url_encode, utc_text, visible_groups, Nav};
-use crate::model::{JobGroup, JobLog};
+use crate::model::{JobGroup, RunRow};
 use crate::store::{LogFilter, LogStatus};
 use crate::web::api::auth::Principal;
 use crate::web::api::logs::load_log;
@@ -39,7 +39,7 @@ pub(super) struct RunsQuery {
 }
 
 /// The filters, understood; what cannot be read is left out.
-pub(super) struct Filters {
+pub(super) struct RunsPageFilters {
     group: Option<i32>,
     job: Option<i32>,
     status: Option<LogStatus>,
@@ -49,10 +49,10 @@ pub(super) struct Filters {
     page: i64,
 }
 
-impl Filters {
+impl RunsPageFilters {
     fn of(q: &RunsQuery) -> Self {
         let status = q.status.trim().parse::<LogStatus>().ok();
-        Filters {
+        RunsPageFilters {
             group: q.group.trim().parse().ok().filter(|g| *g > 0),
             job: q.job.trim().parse().ok().filter(|j| *j > 0),
             status_text: if status.is_some() {
@@ -105,7 +105,7 @@ impl Filters {
 }
 
 /// How a run stands, for its pill.
-fn outcome(log: &JobLog) -> (&'static str, &'static str) {
+fn outcome(log: &RunRow) -> (&'static str, &'static str) {
     match (log.trigger_code, log.handle_code) {
         (_, 200) => ("ok", "success"),
         (_, code) if code > 0 => ("fail", "fail"),
@@ -116,7 +116,7 @@ fn outcome(log: &JobLog) -> (&'static str, &'static str) {
 }
 
 /// One row of the list.
-struct RunRow {
+struct RunListItem {
     id: i64,
     job_id: i32,
     job: String,
@@ -135,8 +135,8 @@ struct RunRow {
 struct RunsPage {
     nav: Nav,
     groups: Vec<JobGroup>,
-    filter: Filters,
-    runs: Vec<RunRow>,
+    filter: RunsPageFilters,
+    runs: Vec<RunListItem>,
     /// The count, or `10000+` past [`COUNT_UP_TO`].
     total: String,
     prev_href: Option<String>,
@@ -158,7 +158,7 @@ pub(super) async fn list(
     principal: Principal,
     query: web::Query<RunsQuery>,
 ) -> PageResult {
-    let filter = Filters::of(&query);
+    let filter = RunsPageFilters::of(&query);
     let groups: Vec<JobGroup> = visible_groups(&state, &principal).await?;
     let (total, logs) = state
         .store
@@ -186,11 +186,11 @@ pub(super) async fn list(
         .into_iter()
         .map(|j| (j.id, j.job_desc))
         .collect();
-    let runs: Vec<RunRow> = logs
+    let runs: Vec<RunListItem> = logs
         .into_iter()
         .map(|l| {
             let (pill, state) = outcome(&l);
-            RunRow {
+            RunListItem {
                 id: l.id,
                 job_id: l.job_id,
                 job: names.get(&l.job_id).cloned().unwrap_or_default(),
@@ -228,7 +228,7 @@ pub(super) async fn list(
 #[template(path = "run.html")]
 struct RunPage {
     nav: Nav,
-    run: JobLog,
+    run: RunRow,
     job: String,
     pill: &'static str,
     state: &'static str,

@@ -1,6 +1,6 @@
 //! The admin's calls to executors: `run`/`trigger`, `beat`, `idleBeat`, `kill`, `log`.
 //!
-//! One [`ExecutorClient`] per arbiter/thread (awc clients are not `Send`); it keeps connections
+//! One [`ExecutorCalls`] per arbiter/thread (awc clients are not `Send`); it keeps connections
 //! alive between calls. Every answer is read as XXL-JOB's envelope, whichever of `content`/`data`
 //! carries the payload.
 
@@ -37,7 +37,7 @@ pub struct Credentials {
 const TARGETS_KEPT: usize = 1_024;
 
 /// HTTP client for executor calls; create one per thread and reuse it.
-pub struct ExecutorClient {
+pub struct ExecutorCalls {
     /// Plain `http://` executors: one write per request, pooled connections.
     plain: Http1Client,
     /// Everything else (`https://`, with the Mozilla roots).
@@ -47,13 +47,13 @@ pub struct ExecutorClient {
     targets: RefCell<HashMap<String, Option<Rc<HttpTarget>>>>,
 }
 
-impl Default for ExecutorClient {
+impl Default for ExecutorCalls {
     fn default() -> Self {
         Self::new(DEFAULT_TIMEOUT)
     }
 }
 
-impl ExecutorClient {
+impl ExecutorCalls {
     /// A client whose calls give up after `timeout`.
     pub fn new(timeout: Duration) -> Self {
         // Executors answer where they are asked: no redirects to follow, so no redirect layer
@@ -72,7 +72,7 @@ impl ExecutorClient {
             .timeout(timeout)
             .connector(connector)
             .finish();
-        ExecutorClient {
+        ExecutorCalls {
             plain: Http1Client::new(timeout),
             http,
             targets: RefCell::new(HashMap::new()),
@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn addresses_are_parsed_once_and_the_cache_stays_bounded() {
-        let client = ExecutorClient::default();
+        let client = ExecutorCalls::default();
         let first = client.target_of("http://127.0.0.1:9999/").expect("plain");
         let again = client.target_of("http://127.0.0.1:9999/").expect("plain");
         assert!(Rc::ptr_eq(&first, &again), "parsed twice");

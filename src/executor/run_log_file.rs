@@ -39,14 +39,14 @@ pub fn format_line(message: &str) -> String {
 
 /// Appender of one run's log file; cheap to clone, opens the file per write so writers never hold it.
 #[derive(Debug, Clone)]
-pub struct JobLog {
+pub struct RunLogFile {
     path: PathBuf,
 }
 
-impl JobLog {
+impl RunLogFile {
     /// The log of `log_id` under `base`.
     pub fn new(base: &Path, log_date_time: i64, log_id: i64) -> Self {
-        JobLog {
+        RunLogFile {
             path: log_file_path(base, log_date_time, log_id),
         }
     }
@@ -256,7 +256,7 @@ mod tests {
     fn read_from_line_and_missing_file() {
         let dir = tempfile::tempdir().unwrap();
         let reader = LogReader::new(dir.path());
-        let log = JobLog::new(dir.path(), 0, 5);
+        let log = RunLogFile::new(dir.path(), 0, 5);
         log.line("one");
         log.raw(b"two\r\nthree\n");
         let all = reader.read(0, 5, 1);
@@ -292,7 +292,7 @@ mod tests {
     fn large_logs_come_in_bounded_pages_with_every_line_once() {
         let dir = tempfile::tempdir().unwrap();
         let reader = LogReader::new(dir.path());
-        let log = JobLog::new(dir.path(), 0, 7);
+        let log = RunLogFile::new(dir.path(), 0, 7);
         let total = 3 * LOG_PAGE_MAX_LINES + 17;
         let text: String = (1..=total).map(|i| format!("line {i}\n")).collect();
         log.raw(text.as_bytes());
@@ -322,7 +322,7 @@ mod tests {
     fn pages_are_bounded_in_bytes_and_a_huge_line_is_cut() {
         let dir = tempfile::tempdir().unwrap();
         let reader = LogReader::new(dir.path());
-        let log = JobLog::new(dir.path(), 0, 8);
+        let log = RunLogFile::new(dir.path(), 0, 8);
         // control characters take six bytes each in JSON
         let escaped = "\u{1b}[0m".repeat(2_000);
         for _ in 0..100 {
@@ -376,7 +376,7 @@ mod proptests {
     fn any_log_request_is_answered() {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let base = dir.path();
-        JobLog::new(base, 0, 5).raw(b"one\ntwo\n");
+        RunLogFile::new(base, 0, 5).raw(b"one\ntwo\n");
         // one reader for every case, as the executor keeps one (its line index included)
         let reader = LogReader::new(base);
         proptest!(ProptestConfig::with_cases(10_000), |(
