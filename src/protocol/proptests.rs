@@ -4,6 +4,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
+use serde::de::DeserializeOwned;
+
 use super::*;
 
 /// Cases per property; CI runs every one of them (`cargo test`).
