@@ -53,8 +53,8 @@ pub const PREFIX: &str = "/api/v1";
         jobs::delete,
         jobs::start,
         jobs::stop,
-        jobs::trigger,
-        jobs::next_fire_times,
+        jobs::run_now::trigger,
+        jobs::fire_times::next_fire_times,
         logs::list,
         logs::clear,
         logs::get,
@@ -254,11 +254,18 @@ mod tests {
     fn served_routes() -> BTreeSet<(String, String)> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/web/api");
         let mut routes = BTreeSet::new();
-        let mut files: Vec<_> = std::fs::read_dir(dir)
-            .expect("src/web/api")
-            .map(|e| e.expect("dir entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-            .collect();
+        let mut files = Vec::new();
+        let mut folders = vec![std::path::PathBuf::from(dir)];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).expect("src/web/api") {
+                let path = entry.expect("dir entry").path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
         files.sort();
         for file in files {
             let name = file.file_name().unwrap().to_string_lossy().to_string();
