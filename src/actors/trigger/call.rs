@@ -1,0 +1,237 @@
+//! The step at the fire time: route, call the executor, record the outcome; and what follows a
+//! fire (FIX_DELAY's next time).
+
+use super::*;
+
+/// Routes and runs a prepared trigger on its executors; returns its report and the outcome to
+/// record per log row. Never panics on bad data: every failure ends up in an outcome.
+pub async fn fire_prepared(
+    env: &TriggerEnv,
+    client: &ExecutorCalls,
+    router: &RefCell<Router>,
+    p: &PreparedTrigger,
+) -> (TriggerReport, Vec<(i64, TriggerOutcome)>) {
+    let mut report = TriggerReport::default();
+    let mut outcomes = Vec::with_capacity(p.shards.len());
+    for shard in &p.shards {
+        let log_id = shard.log_id;
+        let one = ProcessTrigger {
+            job: &p.job,
+            group: p.group.as_deref(),
+            targets: &p.targets,
+            trigger: &p.trigger,
+            param: &p.param,
+            index: shard.index,
+            total: shard.total,
+            trigger_time: p.trigger_time,
+            message_head: &shard.message_head,
+        };
+        // Boxed: a fire's task lives on after its call, until its outcome is written, and a
+        // task keeps the size of its largest state; inline, the call's state (HTTP client,
+        // connect, answer parsing) would stay in each of the thousands of tasks waiting for
+        // their outcome (measured: BENCHMARKS.md).
+        let (code, outcome) = Box::pin(process(env, client, router, log_id, one)).await;
+        report.log_ids.push(log_id);
+        report.codes.push(code);
+        outcomes.push((log_id, outcome));
+    }
+    (report, outcomes)
+}
+
+/// After a prepared trigger's outcomes are recorded: a FIX_DELAY job whose run never started
+/// resumes its schedule, since nothing will call back.
+pub async fn after_fire(env: &TriggerEnv, p: &PreparedTrigger, report: &TriggerReport) {
+    let scheduled = matches!(
+        p.trigger.trigger_type,
+        TriggerType::Cron | TriggerType::Misfire
+    );
+    if scheduled
+        && p.job.schedule_type == ScheduleType::FixDelay
+        && !report.codes.contains(&SUCCESS_CODE)
+    {
+        resume_fix_delay(env, &p.job.schedule(), now_ms()).await;
+    }
+}
+
+/// Sets a FIX_DELAY job's next fire time to `ended + delay` if it is still waiting for its run.
+pub async fn resume_fix_delay(env: &TriggerEnv, job: &JobSchedule, ended: i64) {
+    let tz = crate::timing::parse_timezone(&job.timezone, env.default_tz).unwrap_or(env.default_tz);
+    match crate::timing::next_fire_time(job.schedule_type, &job.schedule_conf, tz, ended) {
+        Ok(Some(next)) => match env
+            .store
+            .run({
+                let id = job.id;
+                move |s| async move { s.resume_after_run(id, next).await }
+            })
+            .await
+        {
+            Ok(true) => log::debug!("job {} (FIX_DELAY) next fire at {next}", job.id),
+            Ok(false) => {}
+            Err(e) => log::error!("job {}: cannot set the FIX_DELAY fire time: {e}", job.id),
+        },
+        Ok(None) => {}
+        Err(e) => log::error!("job {}: bad FIX_DELAY configuration: {e}", job.id),
+    }
+}
+
+pub(super) struct ProcessTrigger<'a> {
+    pub(super) job: &'a JobInfo,
+    pub(super) group: Option<&'a JobGroup>,
+    pub(super) targets: &'a Targets,
+    pub(super) trigger: &'a Trigger,
+    pub(super) param: &'a str,
+    pub(super) index: i32,
+    pub(super) total: i32,
+    pub(super) trigger_time: i64,
+    pub(super) message_head: &'a str,
+}
+
+/// One shard: address, `run`, and the outcome to record on its log row.
+pub(super) async fn process(
+    env: &TriggerEnv,
+    client: &ExecutorCalls,
+    router: &RefCell<Router>,
+    log_id: i64,
+    p: ProcessTrigger<'_>,
+) -> (i32, TriggerOutcome) {
+    let job = p.job;
+    let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;
+    let addresses = &p.targets.addresses;
+    let param = TriggerParam {
+        job_id: job.id,
+        executor_handler: job.executor_handler.clone(),
+        executor_params: p.param.to_string(),
+        executor_block_strategy: job.executor_block_strategy.as_str().to_string(),
+        executor_timeout: job.executor_timeout,
+        log_id,
+        log_date_time: p.trigger_time,
+        glue_type: job.glue_type.as_str().to_string(),
+        glue_source: job.glue_source.clone(),
+        glue_updatetime: job.glue_updatetime,
+        broadcast_index: p.index,
+        broadcast_total: p.total,
+    };
+    let token = Some(executor_token(p.group, &env.access_token));
+    let app_name = p.group.map(|g| g.app_name.clone());
+
+    // choose the address; a probe message (FAILOVER/BUSYOVER) precedes the run result
+    let mut route_msg = String::new();
+    let address: Result<String, String> = if addresses.is_empty() && !p.targets.refused.is_empty() {
+        Err(format!(
+            "{ADDRESS_EMPTY_MSG}: {} is not an executor of this job's group (registered or listed)",
+            p.targets.refused.join(", ")
+        ))
+    } else if addresses.is_empty() {
+        Err(ADDRESS_EMPTY_MSG.to_string())
+    } else if broadcast {
+        shard_address(addresses, p.index)
+            .cloned()
+            .ok_or_else(|| ROUTE_FAIL_MSG.to_string())
+    } else {
+        let decision =
+            router
+                .borrow_mut()
+                .route(job.executor_route_strategy, job.id, addresses, now_ms());
+        match decision {
+            RouteDecision::Address(a) => Ok(a),
+            RouteDecision::NoAddress => Err(ADDRESS_EMPTY_MSG.to_string()),
+            RouteDecision::Broadcast => shard_address(addresses, p.index)
+                .cloned()
+                .ok_or_else(|| ROUTE_FAIL_MSG.to_string()),
+            RouteDecision::Probe(kind, list) => {
+                let creds_for = |a: &str| Credentials {
+                    access_token: token.clone(),
+                    app_name: app_name.clone(),
+                    protocol: p.targets.protocol_of(a),
+                };
+                let probed = probe_in_order(kind, &list, |a: String| {
+                    let creds = creds_for(&a);
+                    async move {
+                        let answer = match kind {
+                            ProbeKind::Beat => client.beat(&a, &creds).await,
+                            ProbeKind::IdleBeat => client.idle_beat(&a, &creds, job.id).await,
+                        };
+                        Ok((answer.code, answer.msg.unwrap_or_default()))
+                    }
+                })
+                .await;
+                match probed {
+                    Ok((a, msg)) => {
+                        route_msg = msg;
+                        Ok(a)
+                    }
+                    Err(msg) => Err(msg),
+                }
+            }
+        }
+    };
+
+    let (code, run_msg, used) = match address {
+        Ok(address) => {
+            let creds = Credentials {
+                access_token: token.clone(),
+                app_name: app_name.clone(),
+                protocol: p.targets.protocol_of(&address),
+            };
+            let answer = client.try_run(&address, &creds, &param).await;
+            note_answer(router, &address, job.id, &answer);
+            let answer = answer.unwrap_or_else(failure);
+            let msg = format!(
+                "Trigger Job：<br>address：{address}<br>code：{}<br>msg：{}",
+                answer.code,
+                answer.msg.clone().unwrap_or_default()
+            );
+            (answer.code, msg, Some(address))
+        }
+        Err(why) => (FAIL_CODE, why, None),
+    };
+    let code = if code == SUCCESS_CODE {
+        SUCCESS_CODE
+    } else {
+        FAIL_CODE
+    };
+
+    let outcome = TriggerOutcome {
+        trigger_code: code,
+        trigger_msg: trigger_message(p.message_head, &route_msg, &run_msg),
+        executor_address: used.clone(),
+    };
+    if code == SUCCESS_CODE {
+        log::debug!(
+            "job {} triggered ({}), log {log_id}, executor {}",
+            job.id,
+            p.trigger.trigger_type,
+            used.as_deref().unwrap_or("-")
+        );
+    } else {
+        log::warn!(
+            "job {} trigger failed ({}), log {log_id}: {}",
+            job.id,
+            p.trigger.trigger_type,
+            run_msg.replace("<br>", " ")
+        );
+    }
+    (code, outcome)
+}
+
+/// Tells the router whether `address` answered `job_id`'s trigger, so that the strategies that
+/// do not probe leave an executor that did not answer out for a while (one line when it starts).
+pub(super) fn note_answer<T>(
+    router: &RefCell<Router>,
+    address: &str,
+    job_id: i32,
+    answer: &Result<T, String>,
+) {
+    let mut router = router.borrow_mut();
+    match answer {
+        Ok(_) => router.answered(address),
+        Err(why) => {
+            if router.no_answer(address, now_ms()) {
+                log::warn!(
+                    "executor {address} did not answer job {job_id}'s trigger ({why}); routing leaves it out for {} s",
+                    UNREACHABLE_FOR_MS / 1_000
+                );
+            }
+        }
+    }
+}

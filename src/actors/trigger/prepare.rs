@@ -1,0 +1,292 @@
+//! The step a second ahead: a batch's jobs, groups and live executors read once, the executors a
+//! trigger may use chosen, and its run rows inserted.
+
+use super::*;
+
+pub(super) fn skipped(error: String) -> Prepared {
+    Prepared::Skipped(TriggerReport {
+        error: Some(error),
+        ..Default::default()
+    })
+}
+
+/// Prepares a batch of triggers with a few statements rather than a few per trigger: reads of the
+/// jobs by chunks of ids, one of each group and of each group's live executors, and multi-row
+/// log inserts by chunks of rows.
+/// The log rows' trigger time is now, or for fires prepared `ahead` of their time that time.
+/// Results are in the order of `triggers`; replies are left to the caller.
+pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool) -> Vec<Prepared> {
+    let count = triggers.len();
+    let claims: Vec<ClaimKey> = triggers.iter().filter_map(Trigger::claim).collect();
+    let admin_address = env.admin_address.clone();
+    let result =
+        env.store
+            .run(move |store| async move {
+                prepare_in_db(&store, triggers, ahead, &admin_address).await
+            })
+            .await;
+    match result {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            let level = env.store.failure_level(log::Level::Error);
+            log::log!(level, "{count} trigger(s) failed: cannot prepare them: {e}");
+            // their fire times stay claimed by this live admin, which no one takes over:
+            // handed back, they follow the misfire rules at the next pass of any admin
+            if !claims.is_empty() {
+                let what = format!("{} claimed fire time(s) handed back", claims.len());
+                until_written(&env.store, what, move |s| {
+                    let claims = claims.clone();
+                    async move { s.hand_back_claims(&claims).await }
+                });
+            }
+            (0..count).map(|_| skipped(e.to_string())).collect()
+        }
+    }
+}
+
+pub(super) async fn prepare_in_db(
+    store: &Store,
+    triggers: Vec<Trigger>,
+    ahead: bool,
+    admin_address: &str,
+) -> Result<Vec<Prepared>, crate::store::StoreError> {
+    let mut job_ids: Vec<i32> = triggers.iter().map(|t| t.job_id).collect();
+    job_ids.sort_unstable();
+    job_ids.dedup();
+    let jobs: HashMap<i32, Arc<JobInfo>> = store
+        .get_jobs(&job_ids)
+        .await?
+        .into_iter()
+        .map(|j| (j.id, Arc::new(j)))
+        .collect();
+    let mut groups: HashMap<i32, Option<Arc<JobGroup>>> = HashMap::new();
+    let mut live: HashMap<String, Arc<Vec<Registration>>> = HashMap::new();
+    let now = now_ms();
+    let since = now - EXECUTOR_DEAD_AFTER_MS;
+    for job in jobs.values() {
+        if groups.contains_key(&job.job_group) {
+            continue;
+        }
+        let group = store.get_group(job.job_group).await?.map(Arc::new);
+        if let Some(g) = &group {
+            if g.address_type == AddressType::Auto && !live.contains_key(&g.app_name) {
+                let found = store.find_live_registry_for(&g.app_name, since).await?;
+                live.insert(g.app_name.clone(), Arc::new(found));
+            }
+        }
+        groups.insert(job.job_group, group);
+    }
+    let mut group_targets: HashMap<i32, Arc<Targets>> = HashMap::new();
+
+    let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
+    let mut new_logs: Vec<NewRunRow> = Vec::new();
+    // claims of pre-read fires that will not fire: released with the log rows' insert
+    let mut dropped: Vec<ClaimKey> = Vec::new();
+    for msg in triggers {
+        let Some(job) = jobs.get(&msg.job_id).cloned() else {
+            log::warn!(
+                "trigger of job {} skipped: the job does not exist",
+                msg.job_id
+            );
+            dropped.extend(msg.claim());
+            out.push(skipped(format!("job {} not found", msg.job_id)));
+            continue;
+        };
+        // a fire time pre-read before the job was stopped must not run after the stop
+        let scheduled = matches!(msg.trigger_type, TriggerType::Cron | TriggerType::Misfire);
+        if scheduled && job.trigger_status != TRIGGER_STATUS_RUNNING {
+            log::debug!(
+                "job {} stopped: its pre-read fire time {} is dropped",
+                job.id,
+                msg.schedule_time
+            );
+            dropped.extend(msg.claim());
+            out.push(skipped(format!("job {} is stopped", job.id)));
+            continue;
+        }
+        let group = groups.get(&job.job_group).cloned().flatten();
+        let own = group_targets
+            .entry(job.job_group)
+            .or_insert_with(|| Arc::new(targets_of(group.as_deref(), &live)))
+            .clone();
+        let targets = match msg.address_list.as_deref().filter(|l| !l.is_empty()) {
+            Some(list) => {
+                let chosen = chosen_targets(list, group.as_deref(), &own);
+                if !chosen.refused.is_empty() {
+                    log::warn!(
+                        "job {} trigger: address(es) {} left out: not an executor of its group",
+                        job.id,
+                        chosen.refused.join(", ")
+                    );
+                }
+                Arc::new(chosen)
+            }
+            None => own,
+        };
+        let fail_retry_count = msg
+            .fail_retry_count
+            .filter(|c| *c >= 0)
+            .unwrap_or(job.executor_fail_retry_count);
+        let param = msg
+            .executor_param
+            .clone()
+            .unwrap_or_else(|| job.executor_param.clone());
+        let trigger_time = if ahead {
+            msg.schedule_time.max(now)
+        } else {
+            now
+        };
+        let shard = msg.sharding_param.as_deref().and_then(parse_shard);
+        let indexes: Vec<(i32, i32)> = if job.executor_route_strategy
+            == RouteStrategy::ShardingBroadcast
+            && !targets.addresses.is_empty()
+            && shard.is_none()
+        {
+            let total = targets.addresses.len() as i32;
+            (0..total).map(|i| (i, total)).collect()
+        } else {
+            vec![shard.unwrap_or((0, 1))]
+        };
+        let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;
+        let mut shards = Vec::with_capacity(indexes.len());
+        for (index, total) in indexes {
+            let head = MessageHead {
+                job: &job,
+                trigger_type: msg.trigger_type,
+                admin_address,
+                targets: &targets,
+                index,
+                total,
+                fail_retry_count,
+            };
+            new_logs.push(NewRunRow {
+                job_group: job.job_group,
+                job_id: job.id,
+                trigger_type: msg.trigger_type,
+                schedule_time: msg.schedule_time,
+                trigger_time,
+                executor_handler: Some(job.executor_handler.clone()),
+                executor_param: Some(param.clone()),
+                executor_sharding_param: broadcast.then(|| format!("{index}/{total}")),
+                executor_fail_retry_count: fail_retry_count,
+                trigger_msg: Some(head.to_string()),
+            });
+            shards.push(Shard {
+                index,
+                total,
+                log_id: 0,
+                message_head: String::new(),
+            });
+        }
+        out.push(Prepared::Ready(Box::new(PreparedTrigger {
+            trigger: msg,
+            job,
+            group,
+            targets,
+            param,
+            trigger_time,
+            shards,
+        })));
+    }
+
+    store.release_claims(&dropped).await?;
+    let mut ids = store.insert_logs(&new_logs).await?.into_iter();
+    // the rows were pushed in shard order: each shard takes its id and its message head back
+    let mut heads = new_logs
+        .into_iter()
+        .map(|l| l.trigger_msg.unwrap_or_default());
+    for p in &mut out {
+        if let Prepared::Ready(p) = p {
+            for shard in &mut p.shards {
+                shard.log_id = ids.next().unwrap_or_default();
+                shard.message_head = heads.next().unwrap_or_default();
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The executors of a group: its live registrations (automatic) or its fixed list (manual).
+pub(super) fn targets_of(
+    group: Option<&JobGroup>,
+    live: &HashMap<String, Arc<Vec<Registration>>>,
+) -> Targets {
+    let Some(group) = group else {
+        return Targets {
+            addresses: Vec::new(),
+            protocols: Vec::new(),
+            registry_type: "Automatic registration",
+            refused: Vec::new(),
+        };
+    };
+    let empty = Vec::new();
+    let live: &[Registration] = live
+        .get(&group.app_name)
+        .map(|l| l.as_slice())
+        .unwrap_or(&empty);
+    let protocol = |value: &str| {
+        live.iter()
+            .find(|r| r.registry_value == value)
+            .and_then(|r| AdminProtocol::parse(&r.protocol))
+            .unwrap_or(AdminProtocol::V2)
+    };
+    let addresses: Vec<String> = match group.address_type {
+        // live registrations, not the list the monitor last wrote: a new executor is used at once
+        AddressType::Auto => live.iter().map(|r| r.registry_value.clone()).collect(),
+        AddressType::Manual => group.address_list.clone(),
+    };
+    let protocols = addresses.iter().map(|a| protocol(a)).collect();
+    Targets {
+        addresses,
+        protocols,
+        registry_type: match group.address_type {
+            AddressType::Auto => "Automatic registration",
+            AddressType::Manual => "Manual entry",
+        },
+        refused: Vec::new(),
+    }
+}
+
+/// The executors of a trigger that names its own: only those the group has (registered now, or
+/// in its address list), so that the group's token never goes to an address of the caller's
+/// choosing; the others are left out and named.
+pub(super) fn chosen_targets(list: &[String], group: Option<&JobGroup>, own: &Targets) -> Targets {
+    let known: HashMap<String, (&str, AdminProtocol)> = own
+        .addresses
+        .iter()
+        .zip(&own.protocols)
+        .map(|(a, p)| (address_key(a), (a.as_str(), *p)))
+        .chain(
+            group
+                .map(|g| g.address_list.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .map(|a| (address_key(a), (a.as_str(), AdminProtocol::V2))),
+        )
+        .rev() // a live registration's protocol wins over the listed copy of its address
+        .collect();
+    let mut chosen = Targets {
+        addresses: Vec::new(),
+        protocols: Vec::new(),
+        registry_type: "Manual entry",
+        refused: Vec::new(),
+    };
+    for asked in list {
+        match known.get(&address_key(asked)) {
+            Some((address, protocol)) if !chosen.addresses.iter().any(|a| a == address) => {
+                chosen.addresses.push(address.to_string());
+                chosen.protocols.push(*protocol);
+            }
+            Some(_) => {}
+            None => chosen.refused.push(asked.clone()),
+        }
+    }
+    chosen
+}
+
+/// `"i/n"` → (i, n), when well-formed.
+pub(super) fn parse_shard(s: &str) -> Option<(i32, i32)> {
+    let (i, n) = s.split_once('/')?;
+    let (i, n) = (i.trim().parse::<i32>().ok()?, n.trim().parse::<i32>().ok()?);
+    (n > 0 && i >= 0 && i < n).then_some((i, n))
+}

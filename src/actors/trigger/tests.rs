@@ -1,0 +1,130 @@
+//! Targets, shards, messages and the calls a prepared batch expects.
+
+use super::message::*;
+use super::prepare::*;
+use super::*;
+
+#[test]
+fn a_trigger_may_name_only_the_groups_executors() {
+    let own = Targets {
+        addresses: vec!["http://10.0.0.1:9999/".into()],
+        protocols: vec![AdminProtocol::V35],
+        registry_type: "Automatic registration",
+        refused: Vec::new(),
+    };
+    let mut group = JobGroup {
+        id: 1,
+        app_name: "app".into(),
+        title: "app".into(),
+        address_type: AddressType::Auto,
+        address_list: vec!["http://10.0.0.2:9999/".into()],
+        access_token: None,
+        update_time: 0,
+    };
+    let asked: Vec<String> = [
+        "http://10.0.0.1:9999",    // registered, without its slash
+        "http://127.0.0.1:4444/",  // the caller's own listener
+        "HTTP://10.0.0.2:9999/",   // listed, in capitals
+        "http://10.0.0.1:9999/",   // the first again
+        "http://169.254.169.254/", // an internal host
+    ]
+    .map(String::from)
+    .to_vec();
+    let chosen = chosen_targets(&asked, Some(&group), &own);
+    assert_eq!(
+        chosen.addresses,
+        ["http://10.0.0.1:9999/", "http://10.0.0.2:9999/"]
+    );
+    assert_eq!(chosen.protocols, [AdminProtocol::V35, AdminProtocol::V2]);
+    assert_eq!(
+        chosen.refused,
+        ["http://127.0.0.1:4444/", "http://169.254.169.254/"]
+    );
+    // a group with no executor at all takes none of the caller's
+    group.address_list.clear();
+    let none = Targets {
+        addresses: Vec::new(),
+        ..own
+    };
+    let chosen = chosen_targets(&asked[1..2], Some(&group), &none);
+    assert!(chosen.addresses.is_empty());
+    assert_eq!(chosen.refused, ["http://127.0.0.1:4444/"]);
+    assert!(chosen_targets(&asked, None, &none).addresses.is_empty());
+}
+
+#[test]
+fn long_address_lists_are_summed_up_in_messages() {
+    let many: Vec<String> = (0..25).map(|i| format!("http://h{i}/")).collect();
+    let shown = AddressSummary(&many).to_string();
+    assert!(shown.starts_with("http://h0/, http://h1/"));
+    assert!(shown.contains("http://h19/") && !shown.contains("http://h20/"));
+    assert!(shown.ends_with(", … (25 in all)"));
+    assert_eq!(
+        AddressSummary(&many[..2]).to_string(),
+        "http://h0/, http://h1/"
+    );
+}
+
+#[test]
+fn shard_params_parse_only_when_valid() {
+    assert_eq!(parse_shard("1/3"), Some((1, 3)));
+    assert_eq!(parse_shard(" 0 / 1 "), Some((0, 1)));
+    assert_eq!(parse_shard("3/3"), None);
+    assert_eq!(parse_shard("x/3"), None);
+    assert_eq!(parse_shard("1"), None);
+    assert_eq!(parse_shard("0/0"), None);
+}
+
+fn fire(route: RouteStrategy, addresses: &[&str], shards: usize) -> PreparedTrigger {
+    let mut job = JobInfo::new(1, "j", "h");
+    job.executor_route_strategy = route;
+    PreparedTrigger {
+        trigger: Trigger::new(1, TriggerType::Cron, 0),
+        job: Arc::new(job),
+        group: None,
+        targets: Arc::new(Targets {
+            addresses: addresses.iter().map(|a| a.to_string()).collect(),
+            protocols: Vec::new(),
+            registry_type: "Automatic registration",
+            refused: Vec::new(),
+        }),
+        param: String::new(),
+        trigger_time: 0,
+        shards: (0..shards)
+            .map(|i| Shard {
+                index: i as i32,
+                total: shards as i32,
+                log_id: i as i64,
+                message_head: String::new(),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn expected_calls_share_fires_among_their_executors() {
+    let fires = [
+        fire(RouteStrategy::First, &["http://a/"], 1),
+        fire(RouteStrategy::First, &["http://a/"], 1),
+        fire(
+            RouteStrategy::Round,
+            &["http://a/", "http://b/", "http://c/"],
+            1,
+        ),
+        fire(RouteStrategy::Round, &["http://b/", "http://c/"], 1),
+        fire(
+            RouteStrategy::ShardingBroadcast,
+            &["http://a/", "http://b/"],
+            2,
+        ),
+        fire(RouteStrategy::Round, &[], 1),
+    ];
+    assert_eq!(
+        expected_calls(fires.iter()),
+        vec![
+            ("http://a/".to_string(), 4), // 2 + 1/3 + 1 shard, rounded up
+            ("http://b/".to_string(), 2), // 1/3 + 1/2 + 1 shard, rounded up
+            ("http://c/".to_string(), 1),
+        ]
+    );
+}
