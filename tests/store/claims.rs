@@ -7,7 +7,7 @@ use jobwheel::model::{MisfireStrategy, TriggerType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{ClaimKey, MonitorPass, Share, Store};
 
 use crate::kit::db::{cron_log, manual_log};
-use crate::store::{accepted, job, new_group};
+use crate::support::{accepted, job, new_group};
 
 fn at(job_id: i32, fire_time: i64) -> ClaimKey {
     ClaimKey { job_id, fire_time }

@@ -1,5 +1,5 @@
 //! Every store function, and the first-start set-up, with the same bodies on SQLite,
-//! PostgreSQL and MySQL.
+//! PostgreSQL and MySQL: one file per store module.
 
 #[macro_use]
 #[path = "../kit/mod.rs"]
@@ -7,4 +7,12 @@ mod kit;
 
 mod bootstrap;
 mod claims;
-mod store;
+mod groups;
+mod jobs;
+mod log_batch;
+mod logs;
+mod registry;
+mod schedule;
+mod scratch;
+mod support;
+mod users;
