@@ -16,5 +16,7 @@ mod monitor_fail;
 mod monitor_lost;
 mod monitor_report;
 mod outage;
+mod results;
+mod routing;
 mod scheduling;
 mod supervision;

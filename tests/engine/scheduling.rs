@@ -1,5 +1,6 @@
-//! The scheduling engine end to end: an in-process admin on a real database, fake executors
-//! over real HTTP. Every test runs on SQLite, PostgreSQL and MySQL.
+//! The scheduling engine end to end: fire times, misfires, FIX_DELAY, zones, outages; an
+//! in-process admin on a real database, fake executors over real HTTP. Every test runs on
+//! SQLite, PostgreSQL and MySQL.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
@@ -9,19 +10,17 @@ use crate::kit::{Behaviour, FakeExecutor, TestApp};
 use jobwheel::actors::dispatch::{Trigger, TriggerBatch};
 use jobwheel::clock::now_ms;
 use jobwheel::model::{
-    AddressType, JobGroup, JobInfo, MisfireStrategy, RouteStrategy, ScheduleType, TriggerType,
-    TRIGGER_STATUS_RUNNING,
+    JobInfo, MisfireStrategy, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use jobwheel::store::Backend;
-use serde_json::{json, Value};
 
 /// The first fire time of a test's jobs: the whole second 2 s ahead.
-fn first_fire() -> i64 {
+pub(crate) fn first_fire() -> i64 {
     (now_ms() / 1_000 + 2) * 1_000
 }
 
 /// Makes a job a running every-second cron job, first firing at `first`.
-fn every_second(first: i64) -> impl Fn(&mut JobInfo) + Copy {
+pub(crate) fn every_second(first: i64) -> impl Fn(&mut JobInfo) + Copy {
     move |j| {
         j.schedule_type = ScheduleType::Cron;
         j.schedule_conf = "* * * * * ?".into();
@@ -31,14 +30,14 @@ fn every_second(first: i64) -> impl Fn(&mut JobInfo) + Copy {
 }
 
 /// Sleeps until epoch ms `at` (not at all if it has passed).
-async fn sleep_until(at: i64) {
+pub(crate) async fn sleep_until(at: i64) {
     actix_web::rt::time::sleep(Duration::from_millis((at - now_ms()).max(0) as u64)).await;
 }
 
 /// `count` [`every_second`] jobs in a new group `app`, served by a registered default executor,
 /// left to fire for `run_ms` from [`first_fire`], then stopped: the executor, the first fire time
 /// and the jobs.
-async fn fire_every_second(
+pub(crate) async fn fire_every_second(
     admin: &TestApp,
     app: &str,
     count: usize,
@@ -183,228 +182,6 @@ backends!(app: a_batch_is_prepared_ahead_and_fired_on_time, |admin| {
     assert!(admin.logs_of(missing).await.is_empty());
 });
 
-backends!(app: routing_strategies_spread_over_three_executors, |admin| {
-    let mut execs = Vec::new();
-    for _ in 0..3 {
-        let e = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-        e.register("routing").await;
-        execs.push(e);
-    }
-    let mut sorted: Vec<String> = execs.iter().map(|e| e.address.clone()).collect();
-    sorted.sort();
-    let group = admin.db_group("routing").await;
-    let job_with = |strategy: RouteStrategy| {
-        let admin = &admin;
-        async move {
-            admin
-                .db_job(group, |j| {
-                    j.executor_route_strategy = strategy;
-                })
-                .await
-        }
-    };
-    let address_of = |log_ids: Vec<i64>| {
-        let admin = &admin;
-        async move {
-            let mut out = Vec::new();
-            for id in log_ids {
-                let log = admin.store.get_log(id).await.unwrap().unwrap();
-                assert_eq!(log.trigger_code, 200, "{:?}", log.trigger_msg);
-                out.push(log.executor_address.unwrap());
-            }
-            out
-        }
-    };
-
-    let first = job_with(RouteStrategy::First).await;
-    let last = job_with(RouteStrategy::Last).await;
-    let round = job_with(RouteStrategy::Round).await;
-    let mut firsts = Vec::new();
-    let mut lasts = Vec::new();
-    let mut rounds = Vec::new();
-    for _ in 0..6 {
-        firsts.extend(address_of(admin.manual(first).await).await);
-        lasts.extend(address_of(admin.manual(last).await).await);
-        rounds.extend(address_of(admin.manual(round).await).await);
-    }
-    assert!(firsts.iter().all(|a| *a == sorted[0]), "FIRST: {firsts:?}");
-    assert!(lasts.iter().all(|a| *a == sorted[2]), "LAST: {lasts:?}");
-    // ROUND cycles: each consecutive triple covers all three
-    for triple in rounds.chunks(3) {
-        let set: HashSet<&String> = triple.iter().collect();
-        assert_eq!(set.len(), 3, "ROUND: {rounds:?}");
-    }
-    for w in rounds.windows(2) {
-        let (i, j) = (
-            sorted.iter().position(|a| *a == w[0]).unwrap(),
-            sorted.iter().position(|a| *a == w[1]).unwrap(),
-        );
-        assert_eq!((i + 1) % 3, j, "ROUND goes in order: {rounds:?}");
-    }
-
-    // CONSISTENT_HASH: stable, and the address XXL-JOB's ring picks
-    let hashed = job_with(RouteStrategy::ConsistentHash).await;
-    let picks = {
-        let mut v = Vec::new();
-        for _ in 0..4 {
-            v.extend(address_of(admin.manual(hashed).await).await);
-        }
-        v
-    };
-    let expected = jobwheel::routing::consistent_hash(hashed, &sorted)
-        .unwrap()
-        .clone();
-    assert!(
-        picks.iter().all(|a| *a == expected),
-        "CONSISTENT_HASH: {picks:?} vs {expected}"
-    );
-
-    // FAILOVER skips a dead executor, BUSYOVER a busy one
-    let dead = execs.iter().find(|e| e.address == sorted[0]).unwrap();
-    dead.set(|b| b.alive = false);
-    let failover = job_with(RouteStrategy::Failover).await;
-    let picked = address_of(admin.manual(failover).await).await;
-    assert_eq!(picked, vec![sorted[1].clone()], "FAILOVER");
-    let busy = execs.iter().find(|e| e.address == sorted[1]).unwrap();
-    busy.set(|b| b.idle = false);
-    let busyover = job_with(RouteStrategy::Busyover).await;
-    let picked = address_of(admin.manual(busyover).await).await;
-    assert_eq!(
-        picked,
-        vec![sorted[0].clone()],
-        "BUSYOVER skips the busy one (the dead one is idle)"
-    );
-
-    // SHARDING_BROADCAST reaches all three with 0/3, 1/3, 2/3
-    let broadcast = job_with(RouteStrategy::ShardingBroadcast).await;
-    let logs = admin.manual(broadcast).await;
-    assert_eq!(logs.len(), 3);
-    let mut shards = Vec::new();
-    for id in &logs {
-        let log = admin.store.get_log(*id).await.unwrap().unwrap();
-        shards.push((
-            log.executor_sharding_param.unwrap(),
-            log.executor_address.unwrap(),
-        ));
-    }
-    shards.sort();
-    assert_eq!(
-        shards,
-        vec![
-            ("0/3".to_string(), sorted[0].clone()),
-            ("1/3".to_string(), sorted[1].clone()),
-            ("2/3".to_string(), sorted[2].clone())
-        ]
-    );
-    let mut got: Vec<(i32, i32)> = Vec::new();
-    for e in &execs {
-        for r in e.received().iter().filter(|r| r.param.job_id == broadcast) {
-            got.push((r.param.broadcast_index, r.param.broadcast_total));
-        }
-    }
-    got.sort();
-    assert_eq!(got, vec![(0, 3), (1, 3), (2, 3)]);
-
-    // RANDOM, LFU and LRU stay within the list; LFU and LRU spread evenly
-    for strategy in [
-        RouteStrategy::Random,
-        RouteStrategy::LeastFrequentlyUsed,
-        RouteStrategy::LeastRecentlyUsed,
-    ] {
-        let job = job_with(strategy).await;
-        let mut counts: HashMap<String, usize> = HashMap::new();
-        for _ in 0..9 {
-            for a in address_of(admin.manual(job).await).await {
-                assert!(sorted.contains(&a));
-                *counts.entry(a).or_default() += 1;
-            }
-        }
-        match strategy {
-            RouteStrategy::LeastRecentlyUsed => {
-                assert!(counts.values().all(|n| *n == 3), "{strategy}: {counts:?}")
-            }
-            // LFU starts new addresses at a random count below the list size, as XXL-JOB does
-            RouteStrategy::LeastFrequentlyUsed => {
-                let (min, max) = (
-                    counts.values().min().copied(),
-                    counts.values().max().copied(),
-                );
-                assert_eq!(counts.len(), 3, "{strategy}: {counts:?}");
-                assert!(
-                    max.unwrap_or(0) - min.unwrap_or(0) <= 3,
-                    "{strategy}: {counts:?}"
-                );
-            }
-            _ => {}
-        }
-    }
-});
-
-backends!(app: results_are_stored_once_and_unknown_logs_ignored, |admin| {
-    let exec = FakeExecutor::start(
-        &admin.base,
-        &admin.token,
-        Behaviour::without_results(),
-    );
-    exec.register("results").await;
-    let group = admin.db_group("results").await;
-    let job = admin.db_job(group, |_| {}).await;
-    let log_id = admin.manual(job).await[0];
-    let body =
-        json!([{"logId": log_id, "logDateTim": now_ms(), "handleCode": 200, "handleMsg": "first"}]);
-    assert_eq!(admin.post("/api/callback", body.clone()).await["code"], 200);
-    let late = json!({"callbackList": [{"logId": log_id, "logDateTime": now_ms(), "handleCode": 500, "handleMsg": "second"}]});
-    assert_eq!(
-        admin.post("/xxl-job-admin/api/callback", late).await["code"],
-        200
-    );
-    let log = admin.store.get_log(log_id).await.unwrap().unwrap();
-    assert_eq!(
-        (log.handle_code, log.handle_msg.as_deref()),
-        (200, Some("first"))
-    );
-    let unknown = json!([{"logId": 987_654_321, "logDateTim": now_ms(), "handleCode": 200}]);
-    assert_eq!(admin.post("/api/callback", unknown).await["code"], 200);
-    assert_eq!(
-        admin.post("/api/callback", json!("garbage")).await["code"],
-        500
-    );
-});
-
-backends!(app: a_child_job_fires_only_after_its_parent_succeeds, |admin| {
-    let exec = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-    exec.register("family").await;
-    let group = admin.db_group("family").await;
-    let child = admin
-        .db_job(group, |j| j.executor_handler = "child".into())
-        .await;
-    let parent = admin.db_job(group, |j| j.child_job_ids = vec![child]).await;
-    admin.manual(parent).await;
-    admin
-        .wait_until("the child to fire", Duration::from_secs(10), || async {
-            !admin.logs_of(child).await.is_empty()
-        })
-        .await;
-    let child_logs = admin.logs_of(child).await;
-    assert_eq!(child_logs[0].trigger_type, TriggerType::Parent);
-    let parent_log = &admin.logs_of(parent).await[0];
-    assert_eq!(parent_log.handle_code, 200);
-    assert!(child_logs[0].trigger_time >= parent_log.handle_time);
-
-    // a failing parent triggers nothing
-    exec.set(|b| b.result = Some(500));
-    let before = admin.logs_of(child).await.len();
-    let failing = admin.db_job(group, |j| j.child_job_ids = vec![child]).await;
-    admin.manual(failing).await;
-    admin
-        .wait_until("the parent's failure", Duration::from_secs(10), || async {
-            admin.logs_of(failing).await[0].handle_code == 500
-        })
-        .await;
-    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(admin.logs_of(child).await.len(), before);
-});
-
 backends!(app: misfires_catch_up_once_or_not_at_all, |admin| {
     let exec = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
     exec.register("misfire").await;
@@ -532,255 +309,6 @@ backends!(app: cron_follows_the_job_time_zone, |admin| {
         );
     }
 });
-
-backends!(app: executor_api_checks_method_token_and_body, |b| b.token("s3cret"), |admin| {
-        let body = json!({"registryGroup": "EXECUTOR", "registryKey": "tok", "registryValue": "http://127.0.0.1:1/"});
-        let wrong = admin
-            .executor_post("/api/registry", body.clone(), Some("nope"))
-            .await;
-        assert_eq!(
-            wrong,
-            json!({"code": 500, "msg": "The access token is wrong."})
-        );
-        let missing = admin.executor_post("/api/registry", body.clone(), None).await;
-        assert_eq!(missing["msg"], "The access token is wrong.");
-        let ok = admin
-            .executor_post("/xxl-job-admin/api/registry", body.clone(), Some("s3cret"))
-            .await;
-        assert_eq!(ok["code"], 200);
-        let live = admin
-            .store
-            .find_live_registry_for("tok", 0)
-            .await
-            .unwrap();
-        assert_eq!(live.len(), 1);
-        let blank = json!({"registryGroup": "EXECUTOR", "registryKey": "", "registryValue": "x"});
-        assert_eq!(
-            admin.executor_post("/api/registry", blank, Some("s3cret")).await["msg"],
-            "Illegal Argument."
-        );
-        let mut res = awc::Client::default()
-            .get(format!("{}/api/registry", admin.base))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status().as_u16(), 200);
-        let v: Value = res.json().await.unwrap();
-        assert_eq!(v["msg"], "invalid request, HttpMethod not support.");
-        assert_eq!(
-            admin
-                .executor_post("/api/registryRemove", body, Some("s3cret"))
-                .await["code"],
-            200
-        );
-        assert!(admin
-            .store
-            .find_live_registry_for("tok", 0)
-            .await
-            .unwrap()
-            .is_empty());
-    }
-);
-
-backends!(app: slow_dispatches_move_a_job_to_the_slow_pool, |admin| {
-    let slow = FakeExecutor::start(
-        &admin.base,
-        &admin.token,
-        Behaviour {
-            answer_after_ms: 600,
-            ..Default::default()
-        },
-    );
-    slow.register("slowpool").await;
-    let group = admin.db_group("slowpool").await;
-    let job = admin.db_job(group, |_| {}).await;
-    for _ in 0..11 {
-        admin.manual(job).await;
-    }
-    let stats = admin
-        .actors
-        .dispatcher
-        .send(jobwheel::actors::dispatch::GetDispatchStats)
-        .await
-        .unwrap();
-    // the count is per wall-clock minute: a minute boundary during the loop resets it
-    if stats.slow_jobs.is_empty() {
-        assert!(now_ms() % 60_000 < 15_000, "job not moved: {stats:?}");
-    } else {
-        assert_eq!(stats.slow_jobs, vec![job]);
-        admin.manual(job).await;
-        let after = admin
-            .actors
-            .dispatcher
-            .send(jobwheel::actors::dispatch::GetDispatchStats)
-            .await
-            .unwrap();
-        assert!(after.slow_dispatched > stats.slow_dispatched, "{after:?}");
-    }
-});
-
-backends!(app: a_hanging_executor_does_not_delay_other_jobs, |admin| {
-    let hanging = FakeExecutor::start(
-        &admin.base,
-        &admin.token,
-        Behaviour {
-            answer_after_ms: 20_000,
-            ..Default::default()
-        },
-    );
-    hanging.register("hangs").await;
-    let healthy = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-    healthy.register("healthy").await;
-    let hang_group = admin.db_group("hangs").await;
-    let ok_group = admin.db_group("healthy").await;
-    let first = first_fire();
-    for _ in 0..5 {
-        admin.db_job(hang_group, every_second(first)).await;
-    }
-    let ok_job = admin.db_job(ok_group, every_second(first)).await;
-    sleep_until(first + 6_500).await;
-    let received: Vec<_> = healthy
-        .received()
-        .into_iter()
-        .filter(|r| r.param.job_id == ok_job)
-        .collect();
-    let logs = admin.logs_of(ok_job).await;
-    for second in (0..6).map(|i| first + i * 1_000) {
-        let log = logs
-            .iter()
-            .find(|l| l.schedule_time == second)
-            .unwrap_or_else(|| panic!("no fire at {second}"));
-        let got = received
-            .iter()
-            .find(|r| r.param.log_id == log.id)
-            .expect("reached the executor");
-        assert!(
-            got.at - second < 1_000,
-            "healthy job {} ms late at {second}",
-            got.at - second
-        );
-    }
-    assert!(
-        hanging.received().len() >= 5,
-        "the hanging executor was called too"
-    );
-});
-
-backends!(app: two_admins_on_one_database_fire_each_time_once, |admin| {
-    let _second = admin.another_admin(None).await.base;
-    let (_exec, first, jobs) = fire_every_second(admin, "cluster", 10, 6_500).await;
-    for job in &jobs {
-        let logs = admin.logs_of(*job).await;
-        let mut seen = HashSet::new();
-        for log in &logs {
-            assert!(
-                seen.insert(log.schedule_time),
-                "job {job} fired twice at {}",
-                log.schedule_time
-            );
-        }
-        for second in (0..6).map(|i| first + i * 1_000) {
-            assert!(seen.contains(&second), "job {job} missed {second}");
-        }
-    }
-});
-
-backends!(app: registry_monitor_drops_dead_executors_and_sorts_auto_lists, |admin| {
-        let store = &admin.store;
-        let auto = admin.db_group("monitored").await;
-        let manual = store
-            .insert_group(&JobGroup {
-                id: 0,
-                app_name: "handmade".into(),
-                title: "handmade".into(),
-                address_type: AddressType::Manual,
-                address_list: vec!["http://z:1/".into(), "http://a:1/".into()],
-                access_token: None,
-                update_time: now_ms(),
-            })
-            .await
-            .unwrap();
-        let now = now_ms();
-        store
-            .upsert_registry("EXECUTOR", "monitored", "http://c:1/", "v2", now)
-            .await
-            .unwrap();
-        store
-            .upsert_registry("EXECUTOR", "monitored", "http://b:1/", "v2", now)
-            .await
-            .unwrap();
-        store
-            .upsert_registry(
-                "EXECUTOR",
-                "monitored",
-                "http://dead:1/",
-                "v2",
-                now - 91_000,
-            )
-            .await
-            .unwrap();
-        store
-            .upsert_registry("EXECUTOR", "handmade", "http://x:1/", "v2", now)
-            .await
-            .unwrap();
-        admin
-            .actors
-            .registry
-            .send(jobwheel::actors::registry::RefreshGroups)
-            .await
-            .unwrap()
-            .unwrap();
-        let g = store.get_group(auto).await.unwrap().unwrap();
-        assert_eq!(g.address_list, vec!["http://b:1/", "http://c:1/"]);
-        let m = store.get_group(manual).await.unwrap().unwrap();
-        assert_eq!(
-            m.address_list,
-            vec!["http://z:1/", "http://a:1/"],
-            "manual lists are kept"
-        );
-        assert!(
-            store
-                .find_registration("http://dead:1/", 0)
-                .await
-                .unwrap()
-                .is_none(),
-            "dead entry removed"
-        );
-
-        // a new executor is listed at once, and a leaving one removed at once
-        let exec = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-        exec.register("monitored").await;
-        let g = store.get_group(auto).await.unwrap().unwrap();
-        assert!(
-            g.address_list.contains(&exec.address),
-            "{:?}",
-            g.address_list
-        );
-        let body = json!({"registryGroup": "EXECUTOR", "registryKey": "monitored", "registryValue": exec.address});
-        assert_eq!(admin.post("/api/registryRemove", body).await["code"], 200);
-        let g = store.get_group(auto).await.unwrap().unwrap();
-        assert_eq!(g.address_list, vec!["http://b:1/", "http://c:1/"]);
-    }
-);
-
-backends!(app: executors_are_called_in_the_protocol_they_registered_with, |admin| {
-        let old = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-        old.register_as("proto-old", false).await;
-        let new = FakeExecutor::start(&admin.base, &admin.token, Behaviour::default());
-        new.register_as("proto-new", true).await;
-        let old_job = admin.db_job(admin.db_group("proto-old").await, |_| {}).await;
-        let new_job = admin.db_job(admin.db_group("proto-new").await, |_| {}).await;
-        admin.manual(old_job).await;
-        admin.manual(new_job).await;
-        let got = old.received();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].path, "/run", "XXL-JOB 2.4-3.4 executors take /run");
-        let got = new.received();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].path, "/trigger", "3.5 executors take /trigger");
-        assert_eq!(got[0].app_header.as_deref(), Some("proto-new"));
-    }
-);
 
 backends!(app: an_admin_down_for_20_s_catches_up_per_misfire_strategy, |admin| {
         // the first admin stops before the jobs' fire time, as in a crash or an upgrade

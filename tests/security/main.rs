@@ -14,3 +14,4 @@ mod inputs;
 mod limits;
 mod outcomes;
 mod rights;
+mod sessions;

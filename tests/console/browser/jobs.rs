@@ -1,0 +1,304 @@
+//! The job form (create, edit, run once, copy, delete) and the script editor with its versions.
+
+use super::*;
+
+#[actix_web::test]
+async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
+        return;
+    };
+    let group = app.group("demo-app").await;
+    let executor = FakeExecutor::start(&app.base, &app.token, Behaviour::default());
+    executor.register("demo-app").await;
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+    b.click("header nav a[href='/jobs']").await;
+    b.wait_path("/jobs").await;
+
+    // a new job: the API's complaint is shown beside its field
+    b.click("#new-job").await;
+    b.wait_path("/jobs/new").await;
+    b.fill("#job-form input[name=scheduleConf]", "0 0/15 * * * ?")
+        .await;
+    b.fill("#job-form input[name=timezone]", "Asia/Shanghai")
+        .await;
+    // the preview follows the schedule as it is typed, in the job's zone
+    b.wait_text("#preview-times", "(Asia/Shanghai)").await;
+    let times = c.find_all(Locator::Css("#preview-times li")).await.unwrap();
+    assert_eq!(times.len(), 5);
+    let first = times[0].text().await.unwrap();
+    assert!(
+        first.contains(":00:00")
+            || first.contains(":15:00")
+            || first.contains(":30:00")
+            || first.contains(":45:00"),
+        "{first}"
+    );
+    b.fill("#job-form input[name=scheduleConf]", "0 0 25 * * ?")
+        .await;
+    b.wait_text("#preview-error", "hour").await;
+    b.screenshot("job-preview-error").await;
+    b.fill("#job-form input[name=scheduleConf]", "0 0/15 * * * ?")
+        .await;
+    b.wait_text("#preview-times", "(Asia/Shanghai)").await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_text("[data-error-for=jobDesc]", "jobDesc is required")
+        .await;
+    b.screenshot("job-new-error").await;
+    b.fill("#job-form input[name=jobDesc]", "Quarter-hour sync")
+        .await;
+    b.fill("#job-form input[name=author]", "ops").await;
+    b.fill("#job-form input[name=executorHandler]", "demoJobHandler")
+        .await;
+    b.fill("#job-form textarea[name=executorParam]", "--full")
+        .await;
+    b.fill("#job-form input[name=executorFailRetryCount]", "2")
+        .await;
+    b.screenshot("job-new").await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    b.wait_text("#jobs tbody", "Quarter-hour sync").await;
+    let listed = app.api.list_jobs("").await;
+    let job = &listed.body["items"][0];
+    let id = job["id"].as_i64().unwrap();
+    assert_eq!(
+        (
+            job["jobGroup"].as_i64(),
+            job["timezone"].as_str(),
+            job["executorParam"].as_str()
+        ),
+        (Some(group), Some("Asia/Shanghai"), Some("--full"))
+    );
+    assert_eq!(job["executorFailRetryCount"], 2);
+
+    // edit: the form holds the saved values
+    b.click(&format!("tr[data-job-id='{id}'] a[href='/jobs/{id}']"))
+        .await;
+    b.wait_path(&format!("/jobs/{id}")).await;
+    let param = c
+        .find(Locator::Css("#job-form textarea[name=executorParam]"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(param.as_deref(), Some("--full"));
+    b.fill("#job-form input[name=jobDesc]", "Quarter-hour sync v2")
+        .await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    b.wait_text("#jobs tbody", "Quarter-hour sync v2").await;
+
+    // start, then stop
+    b.click(&format!(
+        "tr[data-job-id='{id}'] button[data-call$='/start']"
+    ))
+    .await;
+    b.wait_text(&format!("tr[data-job-id='{id}']"), "Scheduled")
+        .await;
+    assert_eq!(app.api.get_job(id).await.body["triggerStatus"], 1);
+    b.click(&format!(
+        "tr[data-job-id='{id}'] button[data-call$='/stop']"
+    ))
+    .await;
+    b.wait_text(&format!("tr[data-job-id='{id}']"), "Stopped")
+        .await;
+
+    // run once with a parameter: the executor receives it
+    b.click(&format!("tr[data-job-id='{id}'] button[data-trigger]"))
+        .await;
+    b.fill("#trigger-form textarea[name=executorParam]", "once-param")
+        .await;
+    b.screenshot("job-trigger").await;
+    b.click("#trigger-form button[type=submit]").await;
+    b.wait_text("#trigger-form .notice", "Triggered").await;
+    let params = wait_for(WAIT, || async {
+        let runs = executor.calls_to("run");
+        let params: Vec<String> = runs
+            .iter()
+            .map(|r| r["executorParams"].as_str().unwrap_or_default().to_string())
+            .collect();
+        (!params.is_empty()).then_some(params)
+    })
+    .await;
+    assert_eq!(params, Some(vec!["once-param".to_string()]));
+    // a bad address is refused beside its field
+    b.fill("#trigger-form input[name=addressList]", "10.0.0.1:9999")
+        .await;
+    b.click("#trigger-form button[type=submit]").await;
+    b.wait_text("#trigger-form [data-error-for=addressList]", "http://")
+        .await;
+    b.click("#trigger-form button[data-close]").await;
+
+    // copy: a new stopped job with the same definition
+    b.click(&format!(
+        "tr[data-job-id='{id}'] a[href='/jobs/new?copy={id}']"
+    ))
+    .await;
+    b.wait_path(&format!("/jobs/new?copy={id}")).await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_path("/jobs").await;
+    b.wait_text("#jobs tbody", "Quarter-hour sync v2 (copy)")
+        .await;
+    let listed = app.api.list_jobs("").await;
+    assert_eq!(listed.body["total"], 2);
+    let copy = &listed.body["items"][1];
+    assert_eq!(copy["executorParam"], "--full");
+    assert_eq!(copy["scheduleConf"], "0 0/15 * * * ?");
+    b.screenshot("jobs-actions").await;
+
+    // delete, after a confirmation
+    let copy_id = copy["id"].as_i64().unwrap();
+    b.click(&format!("tr[data-job-id='{copy_id}'] button.danger"))
+        .await;
+    c.accept_alert().await.unwrap();
+    let gone = wait_for(WAIT, || async {
+        (app.api.get_job(copy_id).await.status == 404).then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "the copy was deleted");
+    b.wait_path("/jobs").await;
+
+    // a job that does not exist, or a page of nonsense: an error page, not a crash
+    c.goto(&format!("{}/jobs/999999", app.base)).await.unwrap();
+    b.wait_text("h1", "404").await;
+
+    close(app, browser).await;
+}
+
+#[actix_web::test]
+async fn an_operator_edits_a_script_views_and_restores_a_version() {
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
+        return;
+    };
+    let group = app.group("glue-app").await;
+    let res = app
+        .api
+        .create_job(json!({
+            "jobGroup": group,
+            "jobDesc": "Nightly cleanup script",
+            "glueType": "GLUE_SHELL",
+            "glueSource": "echo v0",
+            "glueRemark": "created",
+        }))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let id = res.id();
+    let bean = app.job(group, "Bean job").await;
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+
+    // the list offers the editor for script jobs only
+    b.click("header nav a[href='/jobs']").await;
+    b.wait_path("/jobs").await;
+    let bean_links = c
+        .find_all(Locator::Css(&format!(
+            "tr[data-job-id='{bean}'] a.glue-link"
+        )))
+        .await
+        .unwrap();
+    assert!(bean_links.is_empty(), "a BEAN job has no GLUE link");
+    b.click(&format!("tr[data-job-id='{id}'] a[href='/jobs/{id}/glue']"))
+        .await;
+    b.wait_path(&format!("/jobs/{id}/glue")).await;
+    assert_eq!(field_value(b, "#glue-source").await, "echo v0");
+    b.wait_text("#glue-gutter", "1").await;
+    b.wait_text("#glue-no-versions", "No versions").await;
+
+    // Tab indents by four spaces, Shift+Tab takes four back from the line's start
+    let area = c.find(Locator::Css("#glue-source")).await.unwrap();
+    area.clear().await.unwrap();
+    area.send_keys("#!/bin/bash\nif true; then\n\t\t")
+        .await
+        .unwrap();
+    assert_eq!(
+        field_value(b, "#glue-source").await,
+        "#!/bin/bash\nif true; then\n        "
+    );
+    area.send_keys("\u{E008}\u{E004}\u{E000}echo \"<b>hi</b>\"\nfi")
+        .await
+        .unwrap();
+    let source = "#!/bin/bash\nif true; then\n    echo \"<b>hi</b>\"\nfi";
+    assert_eq!(field_value(b, "#glue-source").await, source);
+    b.wait_text("#glue-gutter", "4").await;
+    let gutter = c
+        .find(Locator::Css("#glue-gutter"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(gutter, "1\n2\n3\n4");
+
+    // a remark is required; then the save shows up in the versions
+    b.click("#glue-form button[type=submit]").await;
+    b.wait_text("[data-error-for=glueRemark]", "glueRemark is required")
+        .await;
+    b.fill("#glue-form input[name=glueRemark]", "indent the echo")
+        .await;
+    b.click("#glue-form button[type=submit]").await;
+    b.wait_text("#glue-form .notice", "Saved").await;
+    b.wait_text("#glue-versions tbody", "indent the echo").await;
+    b.wait_text("#glue-current-remark", "indent the echo").await;
+    assert_eq!(
+        field_value(b, "#glue-form input[name=glueRemark]").await,
+        "",
+        "the remark is cleared for the next save"
+    );
+    let glue = app.api.get_glue(id).await.body;
+    assert_eq!(glue["current"]["glueSource"], source);
+    let first = glue["versions"][0]["id"].as_i64().unwrap();
+    b.screenshot("glue-editor").await;
+
+    b.fill("#glue-source", "echo three").await;
+    b.fill("#glue-form input[name=glueRemark]", "third").await;
+    b.click("#glue-form button[type=submit]").await;
+    b.wait_text("#glue-versions tbody tr:first-child", "third")
+        .await;
+    assert_eq!(
+        c.find_all(Locator::Css("#glue-versions tbody tr"))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    b.wait_text("#glue-gutter", "1").await;
+
+    // the older version's source, read-only, markup shown as text
+    b.click(&format!("button[data-view-version='{first}']"))
+        .await;
+    b.wait_text("#glue-view-source", "echo \"<b>hi</b>\"").await;
+    b.wait_text("#glue-view-remark", "indent the echo").await;
+    b.wait_text("#glue-view-id", &first.to_string()).await;
+    let bold = c.find_all(Locator::Css("#glue-view b")).await.unwrap();
+    assert!(bold.is_empty(), "sources are never markup");
+    assert_eq!(field_value(b, "#glue-source").await, "echo three");
+    b.screenshot("glue-versions").await;
+
+    // restore it: the page reloads with it as the current source
+    b.click("#glue-view-restore").await;
+    c.accept_alert().await.unwrap();
+    b.wait_text(
+        "#glue-versions tbody tr:first-child",
+        &format!("restored from version {first}"),
+    )
+    .await;
+    assert_eq!(field_value(b, "#glue-source").await, source);
+    b.wait_text("#glue-gutter", "4").await;
+    assert_eq!(
+        app.api.get_glue(id).await.body["current"]["glueSource"],
+        source
+    );
+
+    // a BEAN job's page says it has no script and links to its form
+    c.goto(&format!("{}/jobs/{bean}/glue", app.base))
+        .await
+        .unwrap();
+    b.wait_text("#glue-none", "BEAN").await;
+    b.click(&format!("#glue-none a[href='/jobs/{bean}']")).await;
+    b.wait_path(&format!("/jobs/{bean}")).await;
+
+    close(app, browser).await;
+}

@@ -1,0 +1,241 @@
+//! The console in Debian's chromium, driven through chromedriver, one file per page family:
+//! [`session`] (log in, dashboard, language, password, log out), [`jobs`] (the job form, the
+//! script editor), [`runs`] (live run logs, kills), [`admin`] (executors, users, tokens).
+//! Screenshots land in `target/ui-screenshots/` for a person to look at.
+
+use std::cell::RefCell;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use chrono::Days;
+use fantoccini::{Client, ClientBuilder, Locator};
+use jobwheel::actors::monitor_report::{day_start, local_date};
+use jobwheel::clock::now_ms;
+use jobwheel::model::LogReport;
+use jobwheel::store::Backend;
+use serde_json::json;
+
+use crate::kit::{wait_for, Behaviour, FakeExecutor, TestApp, ADMIN_PASSWORD};
+
+/// How long a page may take to show what a step expects.
+const WAIT: Duration = Duration::from_secs(10);
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// A headless chromium session; its chromedriver is killed on drop.
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// A browser, or `None` (skipped) where chromium is not installed; under `CI` a missing
+    /// browser fails the test.
+    pub async fn start() -> Option<Browser> {
+        if !std::path::Path::new(CHROMEDRIVER).exists() || !std::path::Path::new(CHROMIUM).exists()
+        {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but {CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)"
+            );
+            eprintln!("skipped: no chromium/chromedriver");
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // its own process group, so that dropping the browser ends chromium too, even when a
+        // failed step never closed the session
+        let driver = Command::new(CHROMEDRIVER)
+            .process_group(0)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let profile = tempfile::tempdir().unwrap();
+        let caps = json!({
+            "goog:chromeOptions": {
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--window-size=1366,900",
+                    format!("--user-data-dir={}", profile.path().display()),
+                ]
+            }
+        });
+        let caps = match caps {
+            serde_json::Value::Object(map) => map,
+            _ => unreachable!(),
+        };
+        let url = format!("http://127.0.0.1:{port}");
+        let mut last = None;
+        for _ in 0..100 {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(client) => {
+                    return Some(Browser {
+                        client,
+                        driver,
+                        _profile: profile,
+                    })
+                }
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("chromedriver did not answer: {last:?}");
+    }
+
+    /// Saves what the window shows as `target/ui-screenshots/<name>.png`.
+    pub async fn screenshot(&self, name: &str) {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ui-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let png = self.client.screenshot().await.expect("screenshot");
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    /// The current path and query.
+    pub async fn path(&self) -> String {
+        let url = self.client.current_url().await.unwrap();
+        match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        }
+    }
+
+    /// Waits until the current path is `path`.
+    pub async fn wait_path(&self, path: &str) {
+        let seen = &RefCell::new(String::new());
+        let arrived = wait_for(WAIT, move || async move {
+            let now = self.path().await;
+            let hit = now == path;
+            *seen.borrow_mut() = now;
+            hit.then_some(())
+        })
+        .await;
+        assert!(
+            arrived.is_some(),
+            "expected to be at {path}, still at {}",
+            seen.borrow()
+        );
+    }
+
+    /// Waits until the element `css` shows `text`.
+    pub async fn wait_text(&self, css: &str, text: &str) {
+        let seen = &RefCell::new(String::new());
+        let shown = wait_for(WAIT, move || async move {
+            let now = match self.client.find(Locator::Css(css)).await {
+                Ok(el) => el.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            let hit = now.contains(text);
+            *seen.borrow_mut() = now;
+            hit.then_some(())
+        })
+        .await;
+        assert!(
+            shown.is_some(),
+            "{css} should show {text:?}, shows {:?}",
+            seen.borrow()
+        );
+    }
+
+    /// Types `text` into the field `css`.
+    pub async fn fill(&self, css: &str, text: &str) {
+        let field = self.client.find(Locator::Css(css)).await.expect(css);
+        field.clear().await.unwrap();
+        field.send_keys(text).await.unwrap();
+    }
+
+    /// Logs in as `admin` through the login page.
+    pub async fn log_in(&self, app: &TestApp) {
+        self.client
+            .goto(&format!("{}/login", app.base))
+            .await
+            .unwrap();
+        self.fill("input[name=username]", "admin").await;
+        self.fill("input[name=password]", ADMIN_PASSWORD).await;
+        self.click("button[type=submit]").await;
+        self.wait_path("/").await;
+    }
+
+    /// Clicks the element `css`.
+    pub async fn click(&self, css: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .expect(css)
+            .click()
+            .await
+            .unwrap();
+    }
+}
+
+/// An admin built by `builder` on SQLite and a browser, or `None` where either is missing.
+async fn open(builder: crate::kit::app::AppBuilder) -> Option<(TestApp, Browser)> {
+    let app = builder.start().await?;
+    match Browser::start().await {
+        Some(browser) => Some((app, browser)),
+        None => {
+            app.finish().await;
+            None
+        }
+    }
+}
+
+/// Ends the browser session, then the admin and its database.
+async fn close(app: TestApp, browser: Browser) {
+    browser.client.clone().close().await.unwrap();
+    drop(browser);
+    app.finish().await;
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.driver.id()) {
+            // SAFETY: kill(2) with a negative pid signals the process group; no memory is shared
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+        let _ = self.driver.wait();
+    }
+}
+
+/// The `value` of the form field `css`.
+async fn field_value(b: &Browser, css: &str) -> String {
+    b.client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default()
+}
+
+/// Picks `value` in the select `css`.
+async fn select(b: &Browser, css: &str, value: &str) {
+    b.client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .select_by_value(value)
+        .await
+        .unwrap();
+}
+
+mod admin;
+mod jobs;
+mod runs;
+mod session;
