@@ -21,6 +21,7 @@ mod memory;
 mod precision;
 mod procs;
 mod scale;
+mod scratch;
 mod sim;
 mod startup;
 mod stats;

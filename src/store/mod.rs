@@ -4,7 +4,7 @@
 //! one admin), PostgreSQL and MySQL/MariaDB (several admins sharing one database). Statements
 //! are written once with `?` placeholders where the dialects agree; where they differ, each
 //! backend has its own form: `dialect` for the short statements, and beside their callers for
-//! the batch writes (`log_batch`), the claim (`schedule`) and the scratch databases (`scratch`).
+//! the batch writes (`log_batch`) and the claim (`schedule`).
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -32,7 +32,6 @@ mod reports;
 mod rows;
 mod schedule;
 mod scoped;
-mod scratch;
 mod settings;
 mod sqlite_lib;
 mod turns;
@@ -48,7 +47,6 @@ pub use groups::GroupToken;
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
-pub use scratch::scratch_url;
 pub use settings::ACCESS_TOKEN_SETTING;
 pub use turns::MonitorPass;
 pub use xxl_import::ImportBatch;

@@ -13,6 +13,5 @@ mod log_batch;
 mod logs;
 mod registry;
 mod schedule;
-mod scratch;
 mod support;
 mod users;
