@@ -4,7 +4,7 @@
 //! and an arena gives its free top back once that exceeds 1 MiB. Setting them turns off glibc's
 //! dynamic thresholds, which rise each time a large buffer is freed and would keep the large,
 //! short-lived buffers of batch statements in the per-thread arenas, holding the resident size
-//! well above the live heap (measured: BENCHMARKS.md). `GLIBC_TUNABLES` cannot do this for a
+//! well above the live heap. `GLIBC_TUNABLES` cannot do this for a
 //! library user; the binary's entry point calls [`tune`].
 
 /// Applies the settings; a no-op on other C libraries, where the allocator decides.

@@ -4,7 +4,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long before its instant a fire stops sleeping and starts yielding: tokio's timer rounds
 /// a deadline up to whole milliseconds and the driver's `epoll_wait` timeout rounds up again,
-/// so a plain sleep wakes late; this slack covers both (measured: BENCHMARKS.md).
+/// so a plain sleep wakes late; this slack covers both.
 const TIMER_SLACK: Duration = Duration::from_millis(3);
 
 /// Milliseconds since the Unix epoch, now.

@@ -52,15 +52,23 @@ async fn ddl(server_url: &str, statement: &str) -> Result<(), String> {
     let failed = |e: sqlx::Error| format!("{statement}: {e}");
     match backend(server_url)? {
         Backend::Postgres => {
-            let mut conn = sqlx::PgConnection::connect(server_url).await.map_err(failed)?;
-            sqlx::query(statement).execute(&mut conn).await.map_err(failed)?;
+            let mut conn = sqlx::PgConnection::connect(server_url)
+                .await
+                .map_err(failed)?;
+            sqlx::query(statement)
+                .execute(&mut conn)
+                .await
+                .map_err(failed)?;
             conn.close().await.map_err(failed)
         }
         Backend::MySql => {
             let mut conn = sqlx::MySqlConnection::connect(server_url)
                 .await
                 .map_err(failed)?;
-            sqlx::query(statement).execute(&mut conn).await.map_err(failed)?;
+            sqlx::query(statement)
+                .execute(&mut conn)
+                .await
+                .map_err(failed)?;
             conn.close().await.map_err(failed)
         }
         Backend::Sqlite => Ok(()),
@@ -122,7 +130,10 @@ mod tests {
     async fn scratch_databases_come_and_go() {
         for var in ["JOBWHEEL_TEST_PG_URL", "JOBWHEEL_TEST_MYSQL_URL"] {
             let Ok(server) = std::env::var(var) else {
-                assert!(std::env::var_os("CI").is_none(), "CI is set but {var} is not");
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "CI is set but {var} is not"
+                );
                 eprintln!("skipping scratch database test: {var} is not set");
                 continue;
             };

@@ -3,7 +3,7 @@
 //!
 //! Why: a burst of `run` calls keeps the cores busy, and a database write landing inside it
 //! delays the calls still going out. Fires are time-critical, outcomes and results are
-//! bookkeeping: the latter wait, boundedly (measured: BENCHMARKS.md).
+//! bookkeeping: the latter wait, boundedly.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

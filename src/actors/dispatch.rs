@@ -453,7 +453,7 @@ impl Handler<TriggerBatch> for TriggerWorker {
             if msg.ahead {
                 // Connections opened now, while the second before is quiet: opening them at the
                 // fire time makes a burst late whenever none are open yet, in the first second
-                // or once idle ones expired (measured: BENCHMARKS.md). No more than the pool
+                // or once idle ones expired. No more than the pool
                 // lets run at once: unused ones would expire and reopen.
                 let wants = expected_calls(ready.iter().map(|(p, _)| &**p));
                 let client = client.clone();

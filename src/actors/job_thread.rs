@@ -154,8 +154,7 @@ pub struct Run(pub TriggerParam);
 pub struct Stop;
 
 /// The worker of one job. It holds no idle timer of its own: the job table reaps idle workers in
-/// one periodic pass, since a timer per worker costs memory for every worker alive (measured:
-/// BENCHMARKS.md).
+/// one periodic pass, since a timer per worker costs memory for every worker alive.
 pub struct JobActor {
     job_id: i32,
     serial: u64,

@@ -81,7 +81,7 @@ pub fn until_aligned(interval: Duration, now_ms: i64) -> Duration {
 
 /// How far past each aligned multiple a monitor pass runs: after the pre-read (250 ms) and the
 /// hand-over of the next second's fires (500 ms), so a pass starts away from the calls at the
-/// top of the second (measured: BENCHMARKS.md).
+/// top of the second.
 pub const PASS_OFFSET_MS: i64 = 700;
 
 /// Time until the next aligned pass, [`PASS_OFFSET_MS`] into its second, from the current clock.

@@ -8,8 +8,7 @@
 //! The write waits for the admin's calls in flight to end (on every worker: [`CallGauge`]), for
 //! at most `GATHER_MAX`, because a database write in the middle of a second's burst of calls
 //! competes for the CPU with the calls still going out (on SQLite the write runs in this
-//! process); fewer, larger writes also keep up with higher fire rates on a server database
-//! (measured: BENCHMARKS.md).
+//! process); fewer, larger writes also keep up with higher fire rates on a server database.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -26,7 +25,7 @@ use crate::store::{ActorStore, ClaimKey, Store, StoreResult};
 /// The longest an outcome waits for the calls still in flight before it is written anyway.
 const GATHER_MAX: Duration = Duration::from_millis(200);
 /// A batch this large is written without waiting. Large enough that a big second's outcomes
-/// are not written piecemeal inside its own burst of calls (measured: BENCHMARKS.md). The bound
+/// are not written piecemeal inside its own burst of calls. The bound
 /// only caps what one worker holds (under 1 KB a row); the store splits the write into
 /// statements of its own size.
 const FULL: usize = 5_000;

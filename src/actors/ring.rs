@@ -31,7 +31,7 @@ const SLOTS_BEHIND: i64 = 2;
 pub const LEAD_SECONDS: i64 = 1;
 /// Where in each second the tick falls: halfway, away from the top of the second where cron
 /// fires (whole seconds) make their executor calls, so the next second's preparation (job
-/// reads, log inserts) does not compete with them for the CPU (measured: BENCHMARKS.md).
+/// reads, log inserts) does not compete with them for the CPU.
 pub const HAND_OVER_AT_MS: i64 = 500;
 
 /// One fire time in the ring.

@@ -4,7 +4,7 @@
 //! each call's CPU on the calling thread delays the calls still waiting. Here a request is one
 //! buffer written once, on the caller's own task, and each pooled connection keeps its read
 //! buffer; awc and hyper (a task and two channel hops per call) both cost more per call and made
-//! the fires later (measured: BENCHMARKS.md).
+//! the fires later.
 //!
 //! Only what executors (actix-web, XXL-JOB's netty server) answer is needed, but all of HTTP/1.1's
 //! response framing is handled: `Content-Length`, `chunked`, read-to-close, interim `1xx`

@@ -130,8 +130,7 @@ impl JobInfo {
 }
 
 /// What storing a run's result needs of its log row and its job, read in one narrow query:
-/// callbacks arrive at the fire rate, and reading whole log and job rows costs more per callback
-/// (measured: BENCHMARKS.md).
+/// callbacks arrive at the fire rate, and reading whole log and job rows costs more per callback.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultLog {
     /// The log row.

@@ -220,7 +220,7 @@ impl Store {
     /// limits (SQLite's 32,766 is the lowest) and bounds the raw rows held at once, rather than a
     /// whole second's jobs. Each chunk's rows are fetched whole rather than streamed: on SQLite a
     /// streamed row is handed from the connection's thread to the caller one at a time, which
-    /// costs more CPU per job read (measured: BENCHMARKS.md).
+    /// costs more CPU per job read.
     pub async fn get_jobs(&self, ids: &[i32]) -> StoreResult<Vec<JobInfo>> {
         let mut jobs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(GET_JOBS_CHUNK) {

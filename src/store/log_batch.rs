@@ -3,8 +3,7 @@
 //!
 //! A statement whose SQL varies with the row count bypasses sqlx's per-connection statement
 //! cache (`persistent(false)`): each connection would otherwise keep a prepared statement for
-//! every row count it meets, and their memory outweighs the preparing saved (measured:
-//! BENCHMARKS.md).
+//! every row count it meets, and their memory outweighs the preparing saved.
 
 use std::collections::HashSet;
 

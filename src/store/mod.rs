@@ -244,7 +244,7 @@ impl Store {
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 // SQLite has one writer and the trigger path writes in batches, so a few
                 // connections carry the load as well as more would, and each one is a thread
-                // with its own allocator arena and page cache (measured: BENCHMARKS.md)
+                // with its own allocator arena and page cache
                 let pool = SqlitePoolOptions::new()
                     .max_connections(settings.max_connections.clamp(1, SQLITE_MAX_CONNECTIONS))
                     .acquire_timeout(settings.acquire_timeout)

@@ -86,7 +86,7 @@ fn new_state(u: &ScheduleUpdate) -> (i64, i64, i32) {
 /// keeps the status and fire-time checks off the index, so a claim costs per update, not per
 /// job defined. Why: SQLite's planner, without statistics, takes `trigger_status = 1` on the due
 /// index for a selective lookup and walks that index over every enabled job, probing the VALUES
-/// list per entry (measured: BENCHMARKS.md).
+/// list per entry.
 fn claim_returning_sql(n: usize, backend: Backend) -> String {
     let row = "(CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS INTEGER))";
     let values = vec![row; n].join(", ");
@@ -163,7 +163,7 @@ fn due_job_from_row(row: &impl RowExt) -> StoreResult<DueJob> {
 }
 
 /// Oldest fire time first: ordered by id (as XXL-JOB does), a pass slower than a second would
-/// keep re-reading the low ids and starve the highest into misfires (measured: BENCHMARKS.md).
+/// keep re-reading the low ids and starve the highest into misfires.
 /// The order is also the index's, so the limit ends the scan.
 const DUE_JOBS: &str =
     "WHERE trigger_status = ? AND trigger_next_time <= ? ORDER BY trigger_next_time LIMIT ?";

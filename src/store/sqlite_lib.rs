@@ -3,7 +3,7 @@
 //! Invariant: SQLite's allocation statistics are off (unless another user of SQLite in the
 //! process initialized it first). They are kept by default under one global mutex taken on every
 //! malloc and free, and sqlx runs each connection on a thread of its own, so under load the
-//! connection threads queue on that mutex (measured: BENCHMARKS.md). jobwheel never reads
+//! connection threads queue on that mutex. jobwheel never reads
 //! those statistics.
 
 use std::sync::Once;

@@ -10,7 +10,6 @@ use serde_json::json;
 
 use crate::attacks::assert_refused;
 
-
 const LOGIN_WINDOW: Duration = Duration::from_secs(5);
 
 /// An admin whose login window is short enough to wait out in a test.

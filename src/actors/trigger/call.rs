@@ -29,7 +29,7 @@ pub async fn fire_prepared(
         // Boxed: a fire's task lives on after its call, until its outcome is written, and a
         // task keeps the size of its largest state; inline, the call's state (HTTP client,
         // connect, answer parsing) would stay in each of the thousands of tasks waiting for
-        // their outcome (measured: BENCHMARKS.md).
+        // their outcome.
         let (code, outcome) = Box::pin(process(env, client, router, log_id, one)).await;
         report.log_ids.push(log_id);
         report.codes.push(code);
