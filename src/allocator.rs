@@ -8,6 +8,7 @@
 //! library user; the binary's entry point calls [`tune`].
 
 /// Applies the settings; a no-op on other C libraries, where the allocator decides.
+#[cfg(feature = "admin")]
 pub fn tune() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes glibc's allocation parameters; it is called before any

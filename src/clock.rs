@@ -1,11 +1,12 @@
 //! Wall-clock time as epoch milliseconds, the unit of every stored time.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How long before its instant a fire stops sleeping and starts yielding: tokio's timer rounds
 /// a deadline up to whole milliseconds and the driver's `epoll_wait` timeout rounds up again,
 /// so a plain sleep wakes late; this slack covers both.
-const TIMER_SLACK: Duration = Duration::from_millis(3);
+#[cfg(feature = "admin")]
+const TIMER_SLACK: std::time::Duration = std::time::Duration::from_millis(3);
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
@@ -25,6 +26,7 @@ pub fn now_us() -> i64 {
 ///
 /// The last `TIMER_SLACK` is spent yielding to the runtime, so other tasks on the thread run
 /// meanwhile; it costs at most that much CPU per call.
+#[cfg(feature = "admin")]
 pub async fn sleep_until_epoch_ms(at_ms: i64) {
     let at_us = at_ms.saturating_mul(1_000);
     loop {
@@ -32,7 +34,7 @@ pub async fn sleep_until_epoch_ms(at_ms: i64) {
         if wait <= 0 {
             return;
         }
-        let wait = Duration::from_micros(wait as u64);
+        let wait = std::time::Duration::from_micros(wait as u64);
         if wait > TIMER_SLACK {
             tokio::time::sleep(wait - TIMER_SLACK).await;
         } else {
@@ -65,6 +67,6 @@ mod tests {
     async fn a_past_instant_returns_at_once() {
         let before = std::time::Instant::now();
         sleep_until_epoch_ms(now_ms() - 10_000).await;
-        assert!(before.elapsed() < Duration::from_secs(1));
+        assert!(before.elapsed() < std::time::Duration::from_secs(1));
     }
 }

@@ -4,18 +4,34 @@
 //! executors ([`executor`], feature `executor`) run them. `docs/architecture.md` has the picture,
 //! `docs/protocol.md` the wire contract, README.md the commands.
 //!
-//! Imports run one way: the admin's modules use the shared ones ([`clock`], [`protocol`]) and
+//! A service that runs jobs embeds [`executor`] (`default-features = false, features =
+//! ["executor"]`): the builder, handlers, the job context and the [`protocol`] types are its whole
+//! API. Imports run one way: the admin's modules use the shared ones (`clock`, `protocol`) and
 //! may use the executor's (standalone mode runs one in process); the executor's use only the
 //! shared ones.
 
-// shared by both sides
+// shared by both sides. A service embedding the executor (feature `executor` alone) sees the
+// executor library and the wire types only; the admin build also opens the shared parts, which
+// its binary, benchmark and integration tests are written against.
+#[cfg(feature = "admin")]
 pub mod allocator;
+#[cfg(not(feature = "admin"))]
+pub(crate) mod allocator;
+#[cfg(feature = "admin")]
 pub mod clock;
+#[cfg(not(feature = "admin"))]
+pub(crate) mod clock;
+#[cfg(feature = "admin")]
 pub mod metrics;
+#[cfg(not(feature = "admin"))]
+pub(crate) mod metrics;
 pub mod protocol;
 
 // the actors of both sides, each side's behind its feature
+#[cfg(feature = "admin")]
 pub mod actors;
+#[cfg(not(feature = "admin"))]
+pub(crate) mod actors;
 // the executor library
 #[cfg(feature = "executor")]
 pub mod executor;
@@ -34,7 +50,7 @@ pub mod executor_calls;
 #[cfg(feature = "admin")]
 pub mod http1;
 #[cfg(feature = "admin")]
-pub mod import_xxl;
+pub(crate) mod import_xxl;
 #[cfg(feature = "admin")]
 pub mod model;
 #[cfg(feature = "admin")]
@@ -46,8 +62,8 @@ pub mod startup;
 #[cfg(feature = "admin")]
 pub mod store;
 #[cfg(feature = "admin")]
-pub mod timing;
+pub(crate) mod timing;
 #[cfg(feature = "admin")]
-pub mod tls;
+pub(crate) mod tls;
 #[cfg(feature = "admin")]
 pub mod web;

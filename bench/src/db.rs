@@ -41,7 +41,7 @@ impl BenchDb {
                 None,
             ),
             (_, Some(server_url)) => {
-                let url = crate::scratch::create_scratch_database(server_url, &name)
+                let url = jobwheel_scratch::create_scratch_database(server_url, &name)
                     .await
                     .map_err(|e| format!("cannot create scratch database {name}: {e}"))?;
                 (url, Some((server_url.to_string(), name)))
@@ -65,7 +65,7 @@ impl BenchDb {
     pub async fn drop_db(self) {
         self.store.close().await;
         if let Some((server, name)) = self.server {
-            if let Err(e) = crate::scratch::drop_scratch_database(&server, &name).await {
+            if let Err(e) = jobwheel_scratch::drop_scratch_database(&server, &name).await {
                 eprintln!("warning: could not drop scratch database {name}: {e}");
             }
         }

@@ -21,7 +21,6 @@ mod memory;
 mod precision;
 mod procs;
 mod scale;
-mod scratch;
 mod sim;
 mod startup;
 mod stats;

@@ -25,7 +25,7 @@
 
 #![warn(missing_docs)]
 
-pub mod admin_link;
+pub(crate) mod admin_link;
 mod builder;
 pub mod builtin;
 pub(crate) mod context;
@@ -35,7 +35,10 @@ mod http;
 pub(crate) mod outbound;
 mod process_group;
 pub(crate) mod run;
+#[cfg(feature = "admin")]
 pub mod run_log_file;
+#[cfg(not(feature = "admin"))]
+pub(crate) mod run_log_file;
 mod scrape;
 mod script_records;
 mod server;

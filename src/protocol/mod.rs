@@ -8,7 +8,7 @@
 //!
 //! One module per message family: [`trigger`] (`/run`, `/trigger`), [`callback`]
 //! (`/api/callback`), [`registry`] (`/api/registry`), [`log`] (`/log`), [`kill`] (`/kill`,
-//! `/idleBeat`), over the shared [`envelope`], [`names`], [`messages`], [`tokens`] and [`decode`].
+//! `/idleBeat`), over the shared [`envelope`], [`names`], [`messages`], [`tokens`] and [`decode`](mod@decode).
 
 pub mod callback;
 pub mod decode;

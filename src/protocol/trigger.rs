@@ -72,7 +72,7 @@ impl TriggerParam {
         BlockStrategy::parse_or_serial(&self.executor_block_strategy)
     }
 
-    /// The glue type if known; `None` must be answered with [`glue_type_not_valid`].
+    /// The glue type if known; `None` must be answered with [`glue_type_not_valid`](super::glue_type_not_valid).
     pub fn glue_type_enum(&self) -> Option<GlueType> {
         GlueType::parse(&self.glue_type)
     }

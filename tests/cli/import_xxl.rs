@@ -42,7 +42,7 @@ impl XxlDb {
             }
         };
         let name = format!("jw_xxl_{}", uuid::Uuid::new_v4().simple());
-        let url = Store::create_scratch_database(&server, &name)
+        let url = jobwheel_scratch::create_scratch_database(&server, &name)
             .await
             .expect("create the XXL-JOB database");
         let db = XxlDb { server, name, url };
@@ -78,7 +78,7 @@ impl Drop for XxlDb {
                 .enable_all()
                 .build()
             {
-                let _ = rt.block_on(Store::drop_scratch_database(&server, &name));
+                let _ = rt.block_on(jobwheel_scratch::drop_scratch_database(&server, &name));
             }
         })
         .join();

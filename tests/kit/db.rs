@@ -89,7 +89,7 @@ impl TestDb {
             }
             _ => {
                 let name = format!("jw_{}", uuid::Uuid::new_v4().simple());
-                let url = Store::create_scratch_database(&server, &name)
+                let url = jobwheel_scratch::create_scratch_database(&server, &name)
                     .await
                     .unwrap_or_else(|e| panic!("cannot create a test database on {server}: {e}"));
                 (url, Some((server, name)), None)
@@ -121,7 +121,7 @@ impl TestDb {
     pub async fn drop_db(mut self) {
         self.store.close().await;
         if let Some((server, name)) = self.scratch.take() {
-            let _ = Store::drop_scratch_database(&server, &name).await;
+            let _ = jobwheel_scratch::drop_scratch_database(&server, &name).await;
         }
     }
 }
@@ -139,7 +139,7 @@ impl Drop for TestDb {
                     .enable_all()
                     .build()
                 {
-                    let _ = rt.block_on(Store::drop_scratch_database(&server, &name));
+                    let _ = rt.block_on(jobwheel_scratch::drop_scratch_database(&server, &name));
                 }
                 let _ = done.send(());
             });

@@ -206,7 +206,7 @@ impl FromStr for CronExpr {
 
 impl fmt::Display for CronExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.source)
+        f.write_str(self.as_str())
     }
 }
 

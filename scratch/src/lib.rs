@@ -1,8 +1,15 @@
 //! Throw-away databases on a server: a private schema on PostgreSQL, a private database on
-//! MySQL, so repeated runs start empty and never touch other data.
+//! MySQL, so repeated test and benchmark runs start empty and never touch other data. Not part
+//! of jobwheel itself: its tests and its benchmark share it.
 
-use jobwheel::store::Backend;
 use sqlx::Connection;
+
+/// The servers a scratch database can live on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Server {
+    Postgres,
+    MySql,
+}
 
 /// Only lower-case letters, digits and `_`, starting with a letter: the name is spliced into DDL.
 fn check_name(name: &str) -> Result<(), String> {
@@ -21,24 +28,29 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-fn backend(server_url: &str) -> Result<Backend, String> {
-    Backend::from_url(server_url).map_err(|e| e.to_string())
+/// Which server `server_url` names, by its scheme.
+fn server(server_url: &str) -> Result<Server, String> {
+    match server_url.split_once(':').map(|(scheme, _)| scheme) {
+        Some("postgres" | "postgresql") => Ok(Server::Postgres),
+        Some("mysql" | "mariadb") => Ok(Server::MySql),
+        _ => Err(format!(
+            "'{server_url}' is not a postgres:// or mysql:// URL (SQLite has no server: use a \
+             new database file instead of a scratch database)"
+        )),
+    }
 }
 
 /// The URL of scratch database `name` on the server `server_url` names.
 pub fn scratch_url(server_url: &str, name: &str) -> Result<String, String> {
     check_name(name)?;
-    match backend(server_url)? {
-        Backend::Sqlite => Err(
-            "SQLite has no server: use a new database file instead of a scratch database".into(),
-        ),
-        Backend::Postgres => {
+    match server(server_url)? {
+        Server::Postgres => {
             let sep = if server_url.contains('?') { '&' } else { '?' };
             Ok(format!(
                 "{server_url}{sep}options=-c%20search_path%3D{name}"
             ))
         }
-        Backend::MySql => {
+        Server::MySql => {
             let mut parsed = url::Url::parse(server_url)
                 .map_err(|e| format!("invalid MySQL URL '{server_url}': {e}"))?;
             parsed.set_path(&format!("/{name}"));
@@ -50,8 +62,8 @@ pub fn scratch_url(server_url: &str, name: &str) -> Result<String, String> {
 /// Runs one DDL statement on the server `server_url` names.
 async fn ddl(server_url: &str, statement: &str) -> Result<(), String> {
     let failed = |e: sqlx::Error| format!("{statement}: {e}");
-    match backend(server_url)? {
-        Backend::Postgres => {
+    match server(server_url)? {
+        Server::Postgres => {
             let mut conn = sqlx::PgConnection::connect(server_url)
                 .await
                 .map_err(failed)?;
@@ -61,17 +73,18 @@ async fn ddl(server_url: &str, statement: &str) -> Result<(), String> {
                 .map_err(failed)?;
             conn.close().await.map_err(failed)
         }
-        Backend::MySql => {
-            let mut conn = sqlx::MySqlConnection::connect(server_url)
-                .await
-                .map_err(failed)?;
+        Server::MySql => {
+            let mut conn = sqlx::MySqlConnection::connect(
+                server_url.replacen("mariadb:", "mysql:", 1).as_str(),
+            )
+            .await
+            .map_err(failed)?;
             sqlx::query(statement)
                 .execute(&mut conn)
                 .await
                 .map_err(failed)?;
             conn.close().await.map_err(failed)
         }
-        Backend::Sqlite => Ok(()),
     }
 }
 
@@ -79,9 +92,9 @@ async fn ddl(server_url: &str, statement: &str) -> Result<(), String> {
 /// on the server `server_url` names and returns the URL reaching exactly it.
 pub async fn create_scratch_database(server_url: &str, name: &str) -> Result<String, String> {
     let url = scratch_url(server_url, name)?;
-    let statement = match backend(server_url)? {
-        Backend::MySql => format!("CREATE DATABASE {name} CHARACTER SET utf8mb4"),
-        _ => format!("CREATE SCHEMA {name}"),
+    let statement = match server(server_url)? {
+        Server::MySql => format!("CREATE DATABASE {name} CHARACTER SET utf8mb4"),
+        Server::Postgres => format!("CREATE SCHEMA {name}"),
     };
     ddl(server_url, &statement).await?;
     Ok(url)
@@ -90,9 +103,9 @@ pub async fn create_scratch_database(server_url: &str, name: &str) -> Result<Str
 /// Drops the scratch database `name` and everything in it; absent is not an error.
 pub async fn drop_scratch_database(server_url: &str, name: &str) -> Result<(), String> {
     check_name(name)?;
-    let statement = match backend(server_url)? {
-        Backend::MySql => format!("DROP DATABASE IF EXISTS {name}"),
-        _ => format!("DROP SCHEMA IF EXISTS {name} CASCADE"),
+    let statement = match server(server_url)? {
+        Server::MySql => format!("DROP DATABASE IF EXISTS {name}"),
+        Server::Postgres => format!("DROP SCHEMA IF EXISTS {name} CASCADE"),
     };
     ddl(server_url, &statement).await
 }
@@ -100,8 +113,6 @@ pub async fn drop_scratch_database(server_url: &str, name: &str) -> Result<(), S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jobwheel::model::JobInfo;
-    use jobwheel::store::Store;
 
     #[test]
     fn names_are_checked() {
@@ -122,6 +133,7 @@ mod tests {
             "mysql://root@h:3306/jwb_x"
         );
         assert!(scratch_url("sqlite://x.db", "jwb_x").is_err());
+        assert!(scratch_url("mariadb://root@h/db", "jwb_x").is_ok());
     }
 
     /// On the servers the test suite is given (`JOBWHEEL_TEST_PG_URL`, `JOBWHEEL_TEST_MYSQL_URL`);
@@ -129,7 +141,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn scratch_databases_come_and_go() {
         for var in ["JOBWHEEL_TEST_PG_URL", "JOBWHEEL_TEST_MYSQL_URL"] {
-            let Ok(server) = std::env::var(var) else {
+            let Ok(server_url) = std::env::var(var) else {
                 assert!(
                     std::env::var_os("CI").is_none(),
                     "CI is set but {var} is not"
@@ -138,34 +150,31 @@ mod tests {
                 continue;
             };
             let name = format!("jwscratch_{}", uuid::Uuid::new_v4().simple());
-            let url = create_scratch_database(&server, &name).await.unwrap();
-            let store = Store::connect(&url, &Default::default()).await.unwrap();
-            store.migrate().await.unwrap();
-            let group = jobwheel::model::JobGroup {
-                id: 0,
-                app_name: "scratch".into(),
-                title: "scratch".into(),
-                address_type: jobwheel::model::AddressType::Auto,
-                address_list: Vec::new(),
-                access_token: None,
-                update_time: 0,
+            let url = create_scratch_database(&server_url, &name).await.unwrap();
+            let tables = |url: String| async move {
+                let sql = "CREATE TABLE t (x INT)";
+                if url.starts_with("postgres") {
+                    let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
+                    sqlx::query(sql).execute(&mut c).await.is_ok()
+                } else {
+                    let mut c = sqlx::MySqlConnection::connect(&url).await.unwrap();
+                    sqlx::query(sql).execute(&mut c).await.is_ok()
+                }
             };
-            let g = store.insert_group(&group).await.unwrap();
-            store
-                .insert_job(&JobInfo::new(g, "in scratch", "h"))
-                .await
-                .unwrap();
-            assert_eq!(store.count_jobs().await.unwrap(), 1);
-            store.close().await;
-            drop_scratch_database(&server, &name).await.unwrap();
+            assert!(
+                tables(url.clone()).await,
+                "a table is made in the new database"
+            );
+            assert!(
+                !tables(url).await,
+                "and it is that database's: made twice fails"
+            );
+            drop_scratch_database(&server_url, &name).await.unwrap();
             // dropping twice is fine, and a fresh one with the same name starts empty
-            drop_scratch_database(&server, &name).await.unwrap();
-            let url = create_scratch_database(&server, &name).await.unwrap();
-            let store = Store::connect(&url, &Default::default()).await.unwrap();
-            store.migrate().await.unwrap();
-            assert_eq!(store.count_jobs().await.unwrap(), 0);
-            store.close().await;
-            drop_scratch_database(&server, &name).await.unwrap();
+            drop_scratch_database(&server_url, &name).await.unwrap();
+            let url = create_scratch_database(&server_url, &name).await.unwrap();
+            assert!(tables(url).await, "a fresh one starts empty");
+            drop_scratch_database(&server_url, &name).await.unwrap();
         }
     }
 }
