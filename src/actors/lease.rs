@@ -1,7 +1,7 @@
 //! Lease: whether this admin's claimed fire times are still surely its own when it dispatches.
 //!
 //! Other admins take over the fire times of an admin whose last beat is
-//! [`NODE_DEAD_AFTER_MS`] old. An admin whose beats stalled (its process paused, its host
+//! [`NODE_DEAD_AFTER_MS`](super::timing_rules::NODE_DEAD_AFTER_MS) old. An admin whose beats stalled (its process paused, its host
 //! swapping, its database connection slow) goes on afterwards with fire times it claimed
 //! before, which another admin may have fired meanwhile: dispatching them would fire them
 //! twice. So a fire claimed before such a gap, or due while the last beat is old, is not
