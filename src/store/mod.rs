@@ -393,8 +393,8 @@ impl ActorStore {
         ActorStore { store }
     }
 
-    /// Runs `work` on the store as a task of its own and waits for it; a task that panicked or
-    /// was cancelled at shutdown is [`StoreError::Task`].
+    /// Runs `work` on the store as a task of its own and waits for it; a task that panicked is
+    /// [`StoreError::Panicked`], one cancelled at shutdown [`StoreError::Task`].
     pub async fn run<T, F, Fut>(&self, work: F) -> StoreResult<T>
     where
         F: FnOnce(Store) -> Fut,

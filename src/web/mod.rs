@@ -61,7 +61,7 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
         executor_facing::mount(cfg, "/xxl-job-admin");
         #[cfg(feature = "fault-hooks")]
         fault_hooks::mount(cfg);
-        // last: its pages scope ("") would otherwise answer every path
+        // last: its pages and their fallback answer every path the others leave
         console::mount(cfg);
     }
 }

@@ -53,7 +53,7 @@ impl Lang {
         }
     }
 
-    /// The page text for `key` in this language; an unknown key shows itself, and a unit test
+    /// The page text for `key` in this language; an unknown key shows `?`, and a unit test
     /// keeps every key the templates use in the table.
     pub fn t(self, key: &str) -> &'static str {
         match TEXTS.binary_search_by(|(k, _, _)| (*k).cmp(key)) {
