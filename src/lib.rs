@@ -67,3 +67,5 @@ pub(crate) mod timing;
 pub(crate) mod tls;
 #[cfg(feature = "admin")]
 pub mod web;
+#[cfg(feature = "admin")]
+pub mod workflow;

@@ -10,9 +10,10 @@ use actix_web::{App, HttpServer};
 
 use crate::actors::call_gauge::CallGauge;
 use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
+use crate::actors::fault_exit::FaultExit;
 use crate::actors::lease::Lease;
 use crate::actors::monitor::{MonitorSettings, PassTurns};
-use crate::actors::monitor_fail::FailMonitor;
+use crate::actors::monitor_fail::{build_alarmer, FailMonitor};
 use crate::actors::monitor_lost::LostResultMonitor;
 use crate::actors::monitor_report::LogReportActor;
 use crate::actors::node_beat::{LeaveCluster, NodeBeat, StepDown};
@@ -22,6 +23,8 @@ use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
 use crate::actors::supervision::ActorBoard;
 use crate::actors::trigger::TriggerEnv;
+use crate::actors::workflow_link::WorkflowLink;
+use crate::actors::workflow_runner::{Engine as WorkflowEngine, WorkflowRunner};
 use crate::bootstrap::{
     ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError, LOCAL_APP_NAME,
 };
@@ -31,6 +34,7 @@ use crate::metrics::AdminMetrics;
 use crate::store::{ActorStore, Backend, PoolSettings, Store, StoreError};
 use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
+use crate::workflow::context::ContextLimits;
 
 /// Why the admin could not start.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +81,10 @@ pub struct AdminActors {
     pub registry: Addr<RegistryActor>,
     /// Run results.
     pub callbacks: Addr<ResultIntake>,
+    /// Workflow runs: their fires, their nodes, users' actions on them.
+    pub workflows: Addr<WorkflowRunner>,
+    /// How the engine tells the workflow runner that runs have news.
+    pub workflow_link: WorkflowLink,
     /// Retries and alarms of failed runs.
     pub fail_monitor: Addr<FailMonitor>,
     /// Runs whose result was lost with their executor.
@@ -137,6 +145,8 @@ pub fn start_actors_with(
         Backend::Sqlite => Arc::new(Lease::default()),
         _ => Lease::of(node_id.clone()),
     };
+    let workflow_link = WorkflowLink::default();
+    let faults = FaultExit::from_env();
     let env = TriggerEnv {
         metrics: metrics.clone(),
         store: db.clone(),
@@ -144,6 +154,8 @@ pub fn start_actors_with(
         default_tz: settings.timezone,
         admin_address,
         lease: lease.clone(),
+        workflows: workflow_link.clone(),
+        faults: faults.clone(),
     };
     let pools = dispatch_settings(
         settings.trigger_pool_fast_max,
@@ -157,6 +169,34 @@ pub fn start_actors_with(
         let life = board.life("dispatcher");
         move |_| Dispatcher::new(pools, env, calls).with_life(life)
     });
+    let workflows = Supervisor::start({
+        let (store, dispatcher, metrics) = (db.clone(), dispatcher.clone(), metrics.clone());
+        let engine = WorkflowEngine {
+            node_id: node_id.clone(),
+            limits: ContextLimits {
+                node_output: settings.workflow_node_output_max,
+                run_context: settings.workflow_context_max,
+            },
+            default_tz: settings.timezone,
+            faults: faults.clone(),
+        };
+        let token = access_token.to_string();
+        let monitors = monitors.clone();
+        let life = board.life("workflow-runner");
+        move |_| {
+            let alarmer = build_alarmer(&monitors);
+            let calls = (token.clone(), alarmer);
+            WorkflowRunner::new(
+                store.clone(),
+                dispatcher.clone(),
+                engine.clone(),
+                metrics.clone(),
+                calls,
+            )
+            .with_life(life.clone())
+        }
+    });
+    workflow_link.connect(workflows.clone().recipient());
     let ring_arbiter = Arbiter::new();
     let ring = Supervisor::start_in_arbiter(&ring_arbiter.handle(), {
         let dispatcher = dispatcher.clone();
@@ -236,12 +276,15 @@ pub fn start_actors_with(
     board.watch("fail-monitor", fail_monitor.clone().recipient());
     board.watch("lost-monitor", lost_monitor.clone().recipient());
     board.watch("log-report", report.clone().recipient());
+    board.watch("workflow-runner", workflows.clone().recipient());
     AdminActors {
         schedule,
         ring,
         dispatcher,
         registry,
         callbacks,
+        workflows,
+        workflow_link,
         fail_monitor,
         lost_monitor,
         report,
@@ -358,6 +401,8 @@ impl Admin {
             access_token: access_token.clone(),
             registry: actors.registry.clone(),
             callbacks: actors.callbacks.clone(),
+            workflows: actors.workflows.clone(),
+            workflow_link: actors.workflow_link.clone(),
             dispatcher: actors.dispatcher.clone(),
             actors: actors.board.clone(),
             settings: Arc::new(settings.clone()),

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
+use crate::actors::accepted_log_ids::AcceptedLogIds;
 use crate::actors::job_thread::{JobActor, JobShared, Run, Stop};
 use crate::executor::glue::ScriptSpec;
 use crate::executor::handler::HandlerRegistry;
@@ -90,6 +91,8 @@ pub struct JobTable {
     jobs: HashMap<i32, Entry>,
     next_serial: u64,
     trim_pending: bool,
+    /// Log ids accepted lately: a repeat is refused even after its run started or ended.
+    accepted: AcceptedLogIds,
 }
 
 /// After reaping, glibc keeps the freed actors' memory in its arenas; this long after the last
@@ -120,6 +123,7 @@ impl JobTable {
             jobs: HashMap::new(),
             next_serial: 0,
             trim_pending: false,
+            accepted: AcceptedLogIds::default(),
         }
     }
 
@@ -278,6 +282,11 @@ impl Handler<RunTrigger> for JobTable {
         if !self.accepting {
             return refused(RefusalReason::ShuttingDown, MSG_SHUTTING_DOWN.to_string());
         }
+        // an admin sends a log id again only when it cannot know whether the first call arrived:
+        // the first one runs (or ran); this one must not
+        if self.accepted.contains(p.log_id) {
+            return refused(RefusalReason::Duplicate, repeat_trigger(p.log_id));
+        }
         let (work, mut replace) = match self.resolve_work(&p) {
             Ok(w) => w,
             Err((reason, why)) => return refused(reason, why),
@@ -308,6 +317,7 @@ impl Handler<RunTrigger> for JobTable {
         if !entry.shared.enqueue(p.log_id) {
             return refused(RefusalReason::Duplicate, repeat_trigger(p.log_id));
         }
+        self.accepted.record(p.log_id, Instant::now());
         metrics.trigger_accepted();
         log::info!(
             "job {} log {}: trigger accepted ({})",

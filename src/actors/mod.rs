@@ -1,7 +1,7 @@
 //! Every long-lived component is an actor; this folder holds the executor's and the admin's.
 //!
 //! Executor (feature `executor`): [`job_table`] (the jobId → worker table that applies each
-//! trigger), [`job_thread`] (one `JobActor` per jobId: its mailbox is the job's queue),
+//! trigger, refusing log ids it accepted lately), [`job_thread`] (one `JobActor` per jobId: its mailbox is the job's queue),
 //! [`result_sender`] (results to the admins, batched, kept on disk until accepted),
 //! [`registrar`] (registration beat), [`log_cleaner`] (run-log retention).
 //!
@@ -11,12 +11,15 @@
 //! [`outcome_writer`]), [`registry`] (executor registrations), [`result_intake`] (results), both
 //! writers yielding to the calls counted by [`call_gauge`], and the monitors ([`monitor`]):
 //! [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost results), [`monitor_report`] (daily
-//! counts, retention).
+//! counts, retention), and [`workflow_runner`] (workflow runs: their fires, their nodes, users'
+//! actions), told of node results through [`workflow_link`].
 //!
 //! See `docs/architecture.md` for how they fit together.
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "executor")]
+mod accepted_log_ids;
 #[cfg(feature = "executor")]
 pub mod job_table;
 #[cfg(feature = "executor")]
@@ -34,6 +37,8 @@ pub mod call_gauge;
 pub mod db_retry;
 #[cfg(feature = "admin")]
 pub mod dispatch;
+#[cfg(feature = "admin")]
+pub mod fault_exit;
 #[cfg(feature = "admin")]
 pub mod fire;
 #[cfg(feature = "admin")]
@@ -66,6 +71,10 @@ pub mod takeover;
 pub mod timing_rules;
 #[cfg(feature = "admin")]
 pub mod trigger;
+#[cfg(feature = "admin")]
+pub mod workflow_link;
+#[cfg(feature = "admin")]
+pub mod workflow_runner;
 
 /// Mailbox capacity meaning "unbounded": actix's largest buffer (`usize::MAX` itself overflows its
 /// sender arithmetic and panics). `do_send` ignores the bound anyway; this makes `send` agree.

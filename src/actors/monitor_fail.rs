@@ -233,7 +233,12 @@ async fn handle_failed_log(
 
     let status = match job {
         Some(job) => {
-            let event = AlarmEvent { job, group, log };
+            let event = AlarmEvent {
+                job,
+                group,
+                log,
+                workflow: None,
+            };
             alarmer.raise(&event).await.status()
         }
         None => alarm_status::NOT_NEEDED,

@@ -18,7 +18,9 @@ use crate::clock::now_ms;
 use std::collections::{HashMap, HashSet};
 
 use crate::metrics::CallbackCounts;
-use crate::model::{JobFollowUps, ResultLog, ScheduleType, TriggerType};
+use crate::model::{
+    storable_text, JobFollowUps, ResultLog, ScheduleType, TriggerType, MESSAGE_MAX_CHARS,
+};
 use crate::protocol::{CallbackItem, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::LogResultRow;
 
@@ -143,11 +145,14 @@ impl ResultIntake {
         let (env, dispatcher) = (self.env.clone(), self.dispatcher.clone());
         let (calls, yield_max) = (self.calls.clone(), self.yield_max);
         let write = async move {
-            calls.quiet(yield_max).await;
             let (batches, replies): (Vec<_>, Vec<_>) =
                 queued.into_iter().map(|q| (q.batch, q.reply)).unzip();
             let received: Vec<usize> = batches.iter().map(|b| b.items.len()).collect();
-            let done = complete_batches(&env, &dispatcher, batches).await;
+            let yield_to = YieldTo {
+                calls,
+                max: yield_max,
+            };
+            let done = complete_batches(&env, &dispatcher, batches, Some(yield_to)).await;
             env.metrics.callback_write();
             for (i, reply) in replies.into_iter().enumerate() {
                 let answer = match &done {
@@ -244,8 +249,14 @@ pub async fn complete_batch(
     let items = items.into_iter().map(CallbackItem::Result).collect();
     let scope = scope.clone();
     let mut outcomes =
-        complete_batches(env, dispatcher, vec![ReportResults { items, scope }]).await?;
+        complete_batches(env, dispatcher, vec![ReportResults { items, scope }], None).await?;
     Ok(outcomes.pop().unwrap_or_default())
+}
+
+/// The executor calls in flight a write of plain results waits for, at most `max`.
+struct YieldTo {
+    calls: Arc<CallGauge>,
+    max: Duration,
 }
 
 /// A result about to be written, with what follows it.
@@ -270,6 +281,7 @@ async fn complete_batches(
     env: &TriggerEnv,
     dispatcher: &Addr<Dispatcher>,
     batches: Vec<ReportResults>,
+    yield_to: Option<YieldTo>,
 ) -> Result<Vec<CallbackOutcome>, String> {
     let mut outcomes = vec![CallbackOutcome::default(); batches.len()];
     let ids: Vec<i64> = batches
@@ -284,6 +296,12 @@ async fn complete_batches(
         .into_iter()
         .map(|l| (l.log_id, l))
         .collect();
+    // a workflow node's result is what its run waits for to fire the next node: it does not wait
+    if let Some(y) = yield_to {
+        if !logs.values().any(|l| l.wf_run_id > 0) {
+            y.calls.quiet(y.max).await;
+        }
+    }
 
     let mut pending = Vec::new();
     let items = batches.into_iter().enumerate().flat_map(|(i, b)| {
@@ -342,8 +360,9 @@ async fn complete_batches(
                 continue;
             }
         };
+        // a workflow node's followers are its workflow's edges, not the job's children
         let children: Vec<i32> = match (&log.job, result.handle_code == SUCCESS_CODE) {
-            (Some(job), true) => job
+            (Some(job), true) if log.wf_run_id == 0 => job
                 .child_job_ids
                 .iter()
                 .copied()
@@ -392,8 +411,33 @@ async fn complete_batches(
         })
         .collect();
 
+    // a node's output longer than job_log keeps goes first to its own table, so the run reads it
+    // whole once the result is stored
+    let outputs: Vec<(i64, String)> = pending
+        .iter()
+        .filter(|p| p.log.wf_run_id > 0 && p.code == SUCCESS_CODE)
+        .filter_map(|p| p.msg.as_ref().map(|m| (p.log.log_id, m)))
+        .filter(|(_, m)| m.chars().count() > MESSAGE_MAX_CHARS)
+        .map(|(id, m)| (id, storable_text(m, usize::MAX).into_owned()))
+        .collect();
+    if !outputs.is_empty() {
+        env.store
+            .run(move |s| async move { s.save_outputs(&outputs).await })
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     let now = now_ms();
     let stored = write_results(env, rows, now).await?;
+    let runs: Vec<i64> = pending
+        .iter()
+        .zip(&stored)
+        .filter(|(p, stored)| **stored && p.log.wf_run_id > 0)
+        .map(|(p, _)| p.log.wf_run_id)
+        .collect();
+    if !runs.is_empty() {
+        env.faults.reached("result-stored");
+    }
+    env.workflows.advance(runs);
     for (p, stored) in pending.into_iter().zip(stored) {
         let outcome = &mut outcomes[p.batch];
         if !stored {
@@ -619,6 +663,8 @@ mod tests {
             default_tz: chrono_tz::UTC,
             admin_address: String::new(),
             lease: Default::default(),
+            workflows: Default::default(),
+            faults: Default::default(),
         };
         let calls = CallGauge::new();
         let dispatcher =

@@ -53,6 +53,24 @@ impl Default for CallbackTuning {
 /// each failed try, up to [`CallbackTuning::retry_interval`].
 pub const FIRST_RETRY: Duration = Duration::from_secs(1);
 
+/// Most bytes of result messages in one request: an admin takes request bodies up to 5 MiB.
+pub const BATCH_MESSAGE_BYTES: usize = 3 * 1024 * 1024;
+
+/// How many of the first results of `buffer` go in one request: at most `batch_size`, and no
+/// more than [`BATCH_MESSAGE_BYTES`] of messages (a larger single result goes alone).
+fn batch_len(buffer: &[HandleCallbackParam], batch_size: usize) -> usize {
+    let mut bytes = 0;
+    let mut n = 0;
+    for item in buffer.iter().take(batch_size) {
+        bytes += item.handle_msg.as_ref().map_or(0, String::len);
+        if n > 0 && bytes > BATCH_MESSAGE_BYTES {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
 /// A run result to report.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -162,7 +180,7 @@ impl ResultSender {
             }
             return;
         }
-        let take = self.buffer.len().min(self.tuning.batch_size);
+        let take = batch_len(&self.buffer, self.tuning.batch_size);
         let batch: Vec<HandleCallbackParam> = self.buffer.drain(..take).collect();
         // a burst grows the buffer far past one batch; an idle executor should not keep that
         if self.buffer.is_empty() && self.buffer.capacity() > 4 * self.tuning.batch_size {
@@ -431,4 +449,31 @@ async fn retry_files(
         }
     }
     all_sent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: i64, msg_bytes: usize) -> HandleCallbackParam {
+        HandleCallbackParam {
+            log_id: id,
+            log_date_time: 0,
+            handle_code: 200,
+            handle_msg: Some("x".repeat(msg_bytes)),
+        }
+    }
+
+    #[test]
+    fn batches_stop_at_their_count_and_their_bytes() {
+        let small: Vec<_> = (0..250).map(|i| result(i, 10)).collect();
+        assert_eq!(batch_len(&small, 100), 100);
+        assert_eq!(batch_len(&small[..7], 100), 7);
+        let big: Vec<_> = (0..5).map(|i| result(i, BATCH_MESSAGE_BYTES / 2)).collect();
+        assert_eq!(batch_len(&big, 100), 2);
+        // a result larger than the bound still goes, alone
+        let huge = vec![result(1, BATCH_MESSAGE_BYTES * 2), result(2, 1)];
+        assert_eq!(batch_len(&huge, 100), 1);
+        assert_eq!(batch_len(&[], 100), 0);
+    }
 }

@@ -162,8 +162,60 @@ pub fn html_to_text(html: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// The mail of a workflow run's alarm: the workflow, the run, how it ended, its failed nodes.
+fn workflow_mail(event: &AlarmEvent, w: &super::WorkflowAlarm, group: &str) -> AlarmMail {
+    let (to, invalid) = recipients(&event.job.alarm_email);
+    let message = event.log.handle_msg.as_deref().unwrap_or_default();
+    let failed = match w.failed_nodes.is_empty() {
+        true => "-".to_string(),
+        false => w.failed_nodes.join(", "),
+    };
+    let html = format!(
+        "<h5>Workflow monitor alarm</h5>\
+         <table border=\"1\" cellpadding=\"3\" style=\"border-collapse:collapse; width:80%;\">\
+         <thead style=\"font-weight: bold;color: #ffffff;background-color: #ff8c00;\"><tr>\
+         <td>Executor</td><td>Workflow</td><td>Run</td><td>State</td><td>Failed nodes</td><td>Message</td></tr></thead>\
+         <tbody><tr><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr></tbody></table>",
+        escape_html(group),
+        w.workflow_id,
+        escape_html(&w.workflow_name),
+        w.workflow_run_id,
+        escape_html(&w.run_state),
+        escape_html(&failed),
+        escape_html(message),
+    );
+    let text = format!(
+        "Workflow monitor alarm\n\nExecutor: {group}\nWorkflow: {} ({})\nRun: {}\nState: {}\nFailed nodes: {failed}\n\n{message}\n",
+        w.workflow_id, w.workflow_name, w.workflow_run_id, w.run_state
+    );
+    let name: String = w
+        .workflow_name
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(120)
+        .collect();
+    AlarmMail {
+        to,
+        invalid,
+        subject: format!(
+            "Workflow monitor alarm: workflow {} ({name}) run {} {}",
+            w.workflow_id, w.workflow_run_id, w.run_state
+        ),
+        html,
+        text,
+    }
+}
+
 /// Builds the mail of an event (XXL-JOB's table: executor, job id, description, type, content).
 pub fn build_mail(event: &AlarmEvent) -> AlarmMail {
+    if let Some(w) = &event.workflow {
+        let group = event
+            .group
+            .as_ref()
+            .map(|g| format!("{} ({})", g.title, g.app_name))
+            .unwrap_or_else(|| format!("group {}", event.log.job_group));
+        return workflow_mail(event, w, &group);
+    }
     let (to, invalid) = recipients(&event.job.alarm_email);
     let job = &event.job;
     let log = &event.log;
@@ -350,6 +402,28 @@ mod tests {
             .contains("<br>TriggerMsg=<br>address：[]<br>no executor"));
         assert!(!mail.html.contains("HandleCode"));
         assert!(mail.text.contains("TriggerMsg=\naddress：[]\nno executor"));
+    }
+
+    #[test]
+    fn a_workflow_mail_names_the_run_and_its_failed_nodes() {
+        let mut e = event();
+        e.log.handle_msg = Some("failed: <load> failed".into());
+        e.workflow = Some(crate::alarm::WorkflowAlarm {
+            workflow_id: 3,
+            workflow_name: "nightly <etl>".into(),
+            workflow_run_id: 9,
+            run_state: "FAILED".into(),
+            failed_nodes: vec!["load".into()],
+        });
+        let mail = build_mail(&e);
+        assert_eq!(
+            mail.subject,
+            "Workflow monitor alarm: workflow 3 (nightly <etl>) run 9 FAILED"
+        );
+        assert!(mail.html.contains("nightly &lt;etl&gt;"), "{}", mail.html);
+        assert!(mail.html.contains("failed: &lt;load&gt; failed"));
+        assert!(mail.text.contains("Failed nodes: load"), "{}", mail.text);
+        assert_eq!(mail.to.len(), 2);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Alarms for failed runs: e-mail (SMTP) and webhook (JSON POST), per job.
+//! Alarms for failed runs: e-mail (SMTP) and webhook (JSON POST), per job; and for FAILED or
+//! TIMED_OUT workflow runs, through the same channels, to the workflow's addresses.
 //!
-//! The fail monitor builds one [`AlarmEvent`] per failed log and hands it to the [`Alarmer`],
+//! The fail monitor builds one [`AlarmEvent`] per failed log (the workflow runner one per run) and hands it to the [`Alarmer`],
 //! which asks every configured [`Alarm`] channel to deliver it. A channel that the job does not
 //! use (no address, no URL) or that the admin has not configured (no SMTP server) answers
 //! [`AlarmResult::NotConfigured`]; the log's `alarm_status` becomes 2 (sent) unless a channel
@@ -9,7 +10,7 @@
 use futures_util::future::LocalBoxFuture;
 use serde::Serialize;
 
-use crate::model::{alarm_status, JobGroup, JobInfo, RunRow};
+use crate::model::{alarm_status, JobGroup, JobInfo, RunRow, TriggerType, Workflow, WorkflowRun};
 
 pub mod email;
 pub mod webhook;
@@ -19,16 +20,92 @@ pub use webhook::WebhookAlarm;
 
 /// The alarm type of a failed run (the only one XXL-JOB knows).
 pub const ALARM_TYPE_FAIL: &str = "FAIL";
+/// The alarm type of a workflow run that ended FAILED or TIMED_OUT.
+pub const ALARM_TYPE_WORKFLOW: &str = "WORKFLOW_FAIL";
 
 /// One failed run to alarm about.
 #[derive(Debug, Clone)]
 pub struct AlarmEvent {
-    /// The job, as it is now.
+    /// The job, as it is now (for a workflow run: its name and alarm addresses, id 0).
     pub job: JobInfo,
     /// The job's group, when it still exists.
     pub group: Option<JobGroup>,
-    /// The failed log row.
+    /// The failed log row (for a workflow run: its id, times and message).
     pub log: RunRow,
+    /// The workflow run this alarm is about, if it is one.
+    pub workflow: Option<WorkflowAlarm>,
+}
+
+/// What a workflow run's alarm says beside the common fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowAlarm {
+    /// The workflow.
+    pub workflow_id: i32,
+    /// Its name.
+    pub workflow_name: String,
+    /// The run.
+    pub workflow_run_id: i64,
+    /// FAILED or TIMED_OUT.
+    pub run_state: String,
+    /// The nodes that failed (a TIMED_OUT run's cancelled ones are not listed).
+    pub failed_nodes: Vec<String>,
+}
+
+impl AlarmEvent {
+    /// The alarm of workflow `w`'s run `run`, which ended FAILED or TIMED_OUT with `failed_nodes`.
+    pub fn of_workflow_run(
+        w: &Workflow,
+        run: &WorkflowRun,
+        group: Option<JobGroup>,
+        failed_nodes: Vec<String>,
+    ) -> Self {
+        let mut job = JobInfo::new(run.job_group, &w.name, "");
+        job.id = 0;
+        job.alarm_email = w.alarm_email.clone();
+        job.alarm_webhook = w.alarm_webhook.clone();
+        let log = RunRow {
+            id: run.id,
+            job_group: run.job_group,
+            job_id: 0,
+            trigger_type: TriggerType::Workflow,
+            schedule_time: run.schedule_time,
+            executor_address: None,
+            executor_handler: None,
+            executor_param: Some(run.params.clone()),
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+            trigger_time: run.start_time,
+            trigger_code: crate::protocol::SUCCESS_CODE,
+            trigger_msg: None,
+            handle_time: run.end_time,
+            handle_code: crate::protocol::FAIL_CODE,
+            handle_msg: Some(run.message.clone()),
+            alarm_status: alarm_status::LOCKED,
+            wf_run_id: Some(run.id),
+            wf_node: None,
+        };
+        AlarmEvent {
+            job,
+            group,
+            log,
+            workflow: Some(WorkflowAlarm {
+                workflow_id: w.id,
+                workflow_name: w.name.clone(),
+                workflow_run_id: run.id,
+                run_state: run.state.as_str().to_string(),
+                failed_nodes,
+            }),
+        }
+    }
+
+    /// What the alarm is about, for log lines: `job 7 log 42` or `workflow 3 run 9`.
+    pub fn what(&self) -> String {
+        match &self.workflow {
+            Some(w) => format!("workflow {} run {}", w.workflow_id, w.workflow_run_id),
+            None => format!("job {} log {}", self.job.id, self.log.id),
+        }
+    }
 }
 
 /// What one channel did with an event.
@@ -89,20 +166,14 @@ impl Alarmer {
             match channel.send(event).await {
                 AlarmResult::NotConfigured => {}
                 AlarmResult::Delivered => {
-                    log::info!(
-                        "{} alarm sent for job {} log {}",
-                        channel.name(),
-                        event.job.id,
-                        event.log.id
-                    );
+                    log::info!("{} alarm sent for {}", channel.name(), event.what());
                     outcome.delivered.push(channel.name());
                 }
                 AlarmResult::Failed(why) => {
                     log::warn!(
-                        "{} alarm failed for job {} log {}: {why}",
+                        "{} alarm failed for {}: {why}",
                         channel.name(),
-                        event.job.id,
-                        event.log.id
+                        event.what()
                     );
                     outcome.failed.push((channel.name(), why));
                 }
@@ -136,8 +207,11 @@ pub struct AlarmPayload {
     pub trigger_time: i64,
     /// Result time, epoch ms (0 when there is none).
     pub handle_time: i64,
-    /// Always [`ALARM_TYPE_FAIL`].
+    /// [`ALARM_TYPE_FAIL`], or [`ALARM_TYPE_WORKFLOW`] for a workflow run.
     pub alarm_type: String,
+    /// For a workflow run (whose `logId` is the run's id and `jobId` 0): which, and how it ended.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<WorkflowAlarm>,
 }
 
 impl AlarmPayload {
@@ -155,7 +229,12 @@ impl AlarmPayload {
             handle_msg: log.handle_msg.clone().unwrap_or_default(),
             trigger_time: log.trigger_time,
             handle_time: log.handle_time,
-            alarm_type: ALARM_TYPE_FAIL.to_string(),
+            alarm_type: match event.workflow {
+                Some(_) => ALARM_TYPE_WORKFLOW,
+                None => ALARM_TYPE_FAIL,
+            }
+            .to_string(),
+            workflow: event.workflow.clone(),
         }
     }
 }
@@ -189,8 +268,11 @@ pub(crate) mod tests {
                 handle_code: 500,
                 handle_msg: Some("disk <full>".into()),
                 alarm_status: alarm_status::LOCKED,
+                wf_run_id: None,
+                wf_node: None,
             },
             job,
+            workflow: None,
         }
     }
 
@@ -234,5 +316,23 @@ pub(crate) mod tests {
         assert_eq!(json["handleMsg"], "disk <full>");
         assert_eq!(json["alarmType"], "FAIL");
         assert_eq!(json.as_object().unwrap().len(), 11);
+    }
+
+    #[test]
+    fn a_workflow_run_alarm_names_the_run() {
+        let mut e = event();
+        e.workflow = Some(WorkflowAlarm {
+            workflow_id: 3,
+            workflow_name: "nightly".into(),
+            workflow_run_id: 9,
+            run_state: "FAILED".into(),
+            failed_nodes: vec!["load".into()],
+        });
+        let json = serde_json::to_value(AlarmPayload::of(&e)).unwrap();
+        assert_eq!(json["alarmType"], "WORKFLOW_FAIL");
+        assert_eq!(json["workflowRunId"], 9);
+        assert_eq!(json["runState"], "FAILED");
+        assert_eq!(json["failedNodes"][0], "load");
+        assert_eq!(e.what(), "workflow 3 run 9");
     }
 }

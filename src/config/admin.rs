@@ -67,6 +67,14 @@ pub struct AdminSettings {
     #[arg(value_parser = BoolishValueParser::new(), value_name = "BOOL", default_value = "false")]
     #[serde(with = "boolean")]
     pub alarm_webhook_allow_private: bool,
+    /// Most bytes one workflow node's output (its JSON result) may have; a larger one fails its node
+    #[arg(long, value_name = "BYTES", value_parser = output_bytes::parse, default_value = "65536")]
+    #[serde(with = "output_bytes")]
+    pub workflow_node_output_max: usize,
+    /// Most bytes a workflow run's context (its nodes' outputs merged) may have
+    #[arg(long, value_name = "BYTES", value_parser = context_bytes::parse, default_value = "1048576")]
+    #[serde(with = "context_bytes")]
+    pub workflow_context_max: usize,
     /// Mail server for alarm e-mails; `None` turns e-mail alarms off.
     #[arg(skip)]
     #[serde(skip)]
@@ -89,6 +97,10 @@ setting!(bind: SocketAddr = |addr: &str| match addr.to_socket_addrs() {
 });
 setting!(trimmed: String = str::parse::<String>);
 setting!(pool: usize = |n| number(n, 1, 100_000));
+// an executor sends an output whole up to 1 MiB; a context is one row, read with every node
+// fire, that MariaDB's default packet limit (16 MiB) must carry
+setting!(output_bytes: usize = |n| number(n, 1_024, 1024 * 1024));
+setting!(context_bytes: usize = |n| number(n, 1_024, 8 * 1024 * 1024));
 setting!(lost_secs: Duration = |secs| number(secs, 30, 2_592_000).map(Duration::from_secs));
 setting!(timezone: Tz = |zone: &str| zone.parse::<Tz>()
     .map_err(|_| "expected an IANA time zone name, e.g. Europe/Berlin"));

@@ -45,6 +45,7 @@ struct Inner {
     shard_total: i32,
     log: RunLogFile,
     cancel: CancellationToken,
+    workflow_context: Option<String>,
 }
 
 impl JobContext {
@@ -60,6 +61,7 @@ impl JobContext {
                 shard_total: param.broadcast_total,
                 log: RunLogFile::new(log_base, param.log_date_time, param.log_id),
                 cancel,
+                workflow_context: param.workflow_context.clone(),
             }),
         }
     }
@@ -92,6 +94,15 @@ impl JobContext {
     /// Shard count of a broadcast (1 otherwise).
     pub fn shard_total(&self) -> i32 {
         self.inner.shard_total
+    }
+
+    /// For a run of a workflow node: the workflow run's whole context (the outputs of the nodes
+    /// that ended before it, merged), as a JSON object; `None` for any other run.
+    pub fn workflow_context(&self) -> Option<serde_json::Value> {
+        self.inner
+            .workflow_context
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok())
     }
 
     /// Appends a line to this run's log file, which the admin UI shows.

@@ -1,6 +1,6 @@
 //! GLUE script jobs: the script file, the child process in its own process group (recorded
-//! while it runs, see `script_records`), output into the run log, and termination of the
-//! whole group on kill or timeout.
+//! while it runs, see `script_records`), output into the run log (its last line a workflow
+//! node's output, see `script_output`), and termination of the whole group on kill or timeout.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -11,9 +11,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
 use super::context::JobContext;
-use super::handler::JobResult;
+use super::handler::{JobResult, OUTPUT_MAX_BYTES};
 use super::process_group::{signal_group, TERM_GRACE};
 use super::run_log_file::RunLogFile;
+use super::script_output::{LastLine, ScriptOutput};
 use super::script_records;
 use crate::protocol::GlueType;
 
@@ -117,16 +118,17 @@ pub(crate) async fn run(spec: &ScriptSpec, ctx: &JobContext, log_base: &Path) ->
     let pid = child.id().and_then(|p| i32::try_from(p).ok());
     // kept until the script is reaped, for the next executor should this one die first
     let _recorded = pid.map(|pgid| script_records::record(log_base, ctx, pgid));
-    let copiers = [
-        child
-            .stdout
-            .take()
-            .map(|s| tokio::spawn(copy_into(s, ctx.job_log().clone()))),
-        child
-            .stderr
-            .take()
-            .map(|s| tokio::spawn(copy_into(s, ctx.job_log().clone()))),
-    ];
+    let stdout = child.stdout.take().map(|s| {
+        tokio::spawn(copy_into(
+            s,
+            ctx.job_log().clone(),
+            Some(LastLine::default()),
+        ))
+    });
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(copy_into(s, ctx.job_log().clone(), None)));
 
     let result = tokio::select! {
         status = child.wait() => match status {
@@ -139,13 +141,26 @@ pub(crate) async fn run(spec: &ScriptSpec, ctx: &JobContext, log_base: &Path) ->
             JobResult::fail("script exit value(-1) is failed")
         }
     };
-    for copier in copiers.into_iter().flatten() {
+    let mut last_line = None;
+    for (copier, is_stdout) in [(stdout, true), (stderr, false)] {
+        let Some(copier) = copier else { continue };
         let abort = copier.abort_handle();
-        if tokio::time::timeout(OUTPUT_DRAIN, copier).await.is_err() {
-            abort.abort();
+        match tokio::time::timeout(OUTPUT_DRAIN, copier).await {
+            Ok(Ok(last)) if is_stdout => last_line = last,
+            Ok(_) => {}
+            Err(_) => abort.abort(),
         }
     }
-    result
+    if !result.is_success() {
+        return result;
+    }
+    match last_line.map(LastLine::finish) {
+        Some(ScriptOutput::Object(output)) => JobResult::success_with(output),
+        Some(ScriptOutput::TooLong(bytes)) => JobResult::fail(format!(
+            "the script's last line of output looks like a JSON object of {bytes} bytes: an output may have at most {OUTPUT_MAX_BYTES}"
+        )),
+        _ => result,
+    }
 }
 
 /// SIGTERM to the whole group, then SIGKILL after a short grace; reaps the leader.
@@ -161,14 +176,25 @@ async fn terminate_group(child: &mut Child, pid: Option<i32>) {
     let _ = child.wait().await;
 }
 
-async fn copy_into(mut from: impl AsyncRead + Unpin, log: RunLogFile) {
+/// Copies a stream into the run log; with `last`, also follows its last line (the output).
+async fn copy_into(
+    mut from: impl AsyncRead + Unpin,
+    log: RunLogFile,
+    mut last: Option<LastLine>,
+) -> Option<LastLine> {
     let mut buf = vec![0u8; 8192];
     loop {
         match from.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => log.raw(&buf[..n]),
+            Ok(n) => {
+                log.raw(&buf[..n]);
+                if let Some(last) = last.as_mut() {
+                    last.feed(&buf[..n]);
+                }
+            }
         }
     }
+    last
 }
 
 #[cfg(test)]

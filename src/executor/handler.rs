@@ -12,6 +12,21 @@ use crate::protocol::{FAIL_CODE, MSG_JOB_TIMEOUT, SUCCESS_CODE, TIMEOUT_CODE};
 /// Longest handle message sent to the admin, as Java truncates it.
 const MAX_MSG_CHARS: usize = 50_000;
 
+/// Longest workflow node output (a successful run's JSON object message) sent whole; the
+/// admin's own limit (64 KiB by default) applies after.
+pub const OUTPUT_MAX_BYTES: usize = 1024 * 1024;
+
+/// Whether `text`, trimmed, is a JSON object: a workflow node's output.
+pub(crate) fn is_json_object(text: &str) -> bool {
+    let t = text.trim();
+    t.starts_with('{')
+        && t.ends_with('}')
+        && matches!(
+            serde_json::from_str::<serde_json::Value>(t),
+            Ok(serde_json::Value::Object(_))
+        )
+}
+
 /// Outcome of one run as the admin will record it.
 ///
 /// ```
@@ -85,10 +100,13 @@ impl JobResult {
         self.code == SUCCESS_CODE
     }
 
-    /// The message as sent: at most 50,000 characters, then `...`, as the Java executor does.
+    /// The message as sent: at most 50,000 characters, then `...`, as the Java executor does;
+    /// a successful run's JSON object (a workflow node's output) up to [`OUTPUT_MAX_BYTES`], whole.
     pub(crate) fn into_parts(self) -> (i32, Option<String>) {
+        let success = self.code == SUCCESS_CODE;
         let msg = self.msg.map(|m| {
-            if m.chars().count() > MAX_MSG_CHARS {
+            let output = success && m.len() <= OUTPUT_MAX_BYTES && is_json_object(&m);
+            if !output && m.chars().count() > MAX_MSG_CHARS {
                 let mut cut: String = m.chars().take(MAX_MSG_CHARS).collect();
                 cut.push_str("...");
                 cut
@@ -300,6 +318,18 @@ mod tests {
         assert_eq!(e.into_job_result(), JobResult::fail("boom"));
         let ok: Result<JobResult, String> = Ok(JobResult::success_with("m"));
         assert_eq!(ok.into_job_result().msg(), Some("m"));
+    }
+
+    #[test]
+    fn a_long_json_output_is_sent_whole() {
+        let big = format!("{{\"rows\":\"{}\"}}", "x".repeat(200_000));
+        let (_, msg) = JobResult::success_with(big.clone()).into_parts();
+        assert_eq!(msg.as_deref(), Some(big.as_str()));
+        // not a success, or not JSON: cut as Java cuts
+        let (_, msg) = JobResult::fail(big.clone()).into_parts();
+        assert_eq!(msg.unwrap().chars().count(), 50_003);
+        let (_, msg) = JobResult::success_with(format!("x{big}")).into_parts();
+        assert_eq!(msg.unwrap().chars().count(), 50_003);
     }
 
     #[test]

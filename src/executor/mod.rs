@@ -40,6 +40,7 @@ pub mod run_log_file;
 #[cfg(not(feature = "admin"))]
 pub(crate) mod run_log_file;
 mod scrape;
+mod script_output;
 mod script_records;
 mod server;
 

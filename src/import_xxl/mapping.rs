@@ -265,6 +265,8 @@ pub fn log(l: &XxlLog) -> Result<RunRow, MappingError> {
         handle_code: row.int("handle_code", l.handle_code)?,
         handle_msg: l.handle_msg.clone(),
         alarm_status,
+        wf_run_id: None,
+        wf_node: None,
     })
 }
 

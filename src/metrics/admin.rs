@@ -6,6 +6,7 @@ use prometheus::{
     Histogram, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Registry,
 };
 
+use super::workflow::WorkflowMetrics;
 use super::{histogram_opts, opts, register};
 use crate::model::TriggerType;
 
@@ -81,6 +82,7 @@ pub struct AdminMetrics {
     monitor_passes: IntCounterVec,
     db_in_use: IntGauge,
     db_idle: IntGauge,
+    workflow: WorkflowMetrics,
 }
 
 impl Default for AdminMetrics {
@@ -248,6 +250,7 @@ impl AdminMetrics {
             ),
             db_in_use: db.with_label_values(&["in_use"]),
             db_idle: db.with_label_values(&["idle"]),
+            workflow: WorkflowMetrics::new(&registry),
             registry,
         }
     }
@@ -255,6 +258,11 @@ impl AdminMetrics {
     /// The registry.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The workflow metrics.
+    pub fn workflow(&self) -> &WorkflowMetrics {
+        &self.workflow
     }
 
     /// The pool index of a label value ("fast" 0, anything else the slow pool).

@@ -12,10 +12,14 @@ use prometheus::{Encoder, HistogramOpts, Opts, Registry, TextEncoder};
 #[cfg(feature = "admin")]
 mod admin;
 mod executor;
+#[cfg(feature = "admin")]
+mod workflow;
 
 #[cfg(feature = "admin")]
 pub use admin::{AdminMetrics, AdminSample, CallbackCounts};
 pub use executor::{ExecutorMetrics, ExecutorSample, RefusalReason, RunResult};
+#[cfg(feature = "admin")]
+pub use workflow::WorkflowMetrics;
 
 /// `Content-Type` of the text exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

@@ -143,6 +143,8 @@ pub struct ResultLog {
     pub handle_code: i32,
     /// Why it was triggered.
     pub trigger_type: TriggerType,
+    /// The workflow run whose node it is (0: none).
+    pub wf_run_id: i64,
     /// The job's follow-ups; `None` when the job was deleted meanwhile.
     pub job: Option<JobFollowUps>,
 }
@@ -273,3 +275,8 @@ pub fn join_ids(ids: &[i32]) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
+
+/// Longest `executorParam` in bytes, on create, update and trigger alike, and of a workflow
+/// node's parameter with its context's values (MySQL's TEXT, which the run record copies it
+/// into).
+pub const EXECUTOR_PARAM_MAX: usize = 65_535;

@@ -145,6 +145,8 @@ string_enum!(
         Api => "API",
         /// Catch-up for a missed fire time.
         Misfire => "MISFIRE",
+        /// A node of a workflow run.
+        Workflow => "WORKFLOW",
     }
 );
 
@@ -187,6 +189,7 @@ impl TriggerType {
             TriggerType::Parent => "Parent job trigger",
             TriggerType::Api => "Api trigger",
             TriggerType::Misfire => "Misfire compensation trigger",
+            TriggerType::Workflow => "Workflow node trigger",
         }
     }
 }
@@ -213,6 +216,9 @@ pub mod alarm_status {
     /// Alarm delivery failed.
     pub const FAILED: i32 = 3;
 }
+
+mod workflow;
+pub use workflow::*;
 
 #[cfg(test)]
 mod tests {

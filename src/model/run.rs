@@ -39,6 +39,10 @@ pub struct RunRow {
     pub handle_msg: Option<String>,
     /// See [`alarm_status`].
     pub alarm_status: i32,
+    /// The workflow run whose node this run is an attempt of, if any.
+    pub wf_run_id: Option<i64>,
+    /// That node's key.
+    pub wf_node: Option<String>,
 }
 
 /// What a trigger writes into its log row once the executor answered (what was sent is in the

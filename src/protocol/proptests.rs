@@ -166,13 +166,13 @@ fn trigger_param() -> impl Strategy<Value = TriggerParam> {
             ".{0,40}",
             any::<i64>(),
         ),
-        (any::<i32>(), any::<i32>()),
+        (any::<i32>(), any::<i32>(), prop::option::of(".{0,24}")),
     )
         .prop_map(
             |(
                 (job_id, executor_handler, executor_params, executor_block_strategy, timeout),
                 (log_id, log_date_time, glue_type, glue_source, glue_updatetime),
-                (broadcast_index, broadcast_total),
+                (broadcast_index, broadcast_total, workflow_context),
             )| TriggerParam {
                 job_id,
                 executor_handler,
@@ -186,6 +186,7 @@ fn trigger_param() -> impl Strategy<Value = TriggerParam> {
                 glue_updatetime,
                 broadcast_index,
                 broadcast_total,
+                workflow_context,
             },
         )
 }

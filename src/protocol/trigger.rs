@@ -45,6 +45,13 @@ pub struct TriggerParam {
     /// Shard count; defaults to 1 because the admin sends `{0,1}` for non-broadcast triggers.
     #[serde(deserialize_with = "lenient::shard_total")]
     pub broadcast_total: i32,
+    /// A workflow node's run: the workflow run's context (a JSON object's text). A jobwheel
+    /// extension: XXL-JOB's peers ignore the key, and it is sent only when set.
+    #[serde(
+        deserialize_with = "lenient::opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub workflow_context: Option<String>,
 }
 
 impl Default for TriggerParam {
@@ -62,6 +69,7 @@ impl Default for TriggerParam {
             glue_updatetime: 0,
             broadcast_index: 0,
             broadcast_total: 1,
+            workflow_context: None,
         }
     }
 }

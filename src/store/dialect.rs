@@ -49,6 +49,16 @@ pub(crate) fn upsert_node(backend: Backend) -> &'static str {
     }
 }
 
+/// Insert of a node's full output, keeping the first one stored for the log.
+pub(crate) fn insert_output(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite | Backend::Postgres => {
+            "INSERT INTO workflow_output (log_id, body) VALUES (?, ?) ON CONFLICT (log_id) DO NOTHING"
+        }
+        Backend::MySql => "INSERT IGNORE INTO workflow_output (log_id, body) VALUES (?, ?)",
+    }
+}
+
 /// Insert-or-refresh of a registration (the unique key is group/key/value).
 pub(crate) fn upsert_registry(backend: Backend) -> &'static str {
     match backend {

@@ -193,11 +193,15 @@ impl Store {
     pub async fn delete_job(&self, id: i32) -> StoreResult<bool> {
         let del_logs = self.sql("DELETE FROM job_log WHERE job_id = ?");
         let del_glue = self.sql("DELETE FROM job_logglue WHERE job_id = ?");
+        let del_outputs = self.sql(
+            "DELETE FROM workflow_output WHERE log_id IN (SELECT id FROM job_log WHERE job_id = ?)",
+        );
         let del_job = self.sql("DELETE FROM job_info WHERE id = ?");
         let done = on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let n = sqlx::query(&del_job).bind(id).execute(&mut *tx).await?.rows_affected();
             sqlx::query(&del_glue).bind(id).execute(&mut *tx).await?;
+            sqlx::query(&del_outputs).bind(id).execute(&mut *tx).await?;
             sqlx::query(&del_logs).bind(id).execute(&mut *tx).await?;
             tx.commit().await?;
             n

@@ -12,7 +12,7 @@ use crate::model::{
 
 pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
-    handle_time, handle_code, handle_msg, alarm_status";
+    handle_time, handle_code, handle_msg, alarm_status, wf_run_id, wf_node";
 
 /// Most log ids per statement of [`Store::get_result_logs`], far below every backend's
 /// bound-parameter limit.
@@ -144,6 +144,8 @@ pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<RunRow> {
         handle_code: row.int("handle_code")?,
         handle_msg: row.opt_text("handle_msg")?,
         alarm_status: row.int("alarm_status")?,
+        wf_run_id: row.opt_long("wf_run_id")?,
+        wf_node: row.opt_text("wf_node")?,
     })
 }
 
@@ -170,6 +172,7 @@ fn result_log_from_row(row: &impl RowExt) -> StoreResult<ResultLog> {
         job_group: row.int("job_group")?,
         handle_code: row.int("handle_code")?,
         trigger_type: trigger_type_of(row, log_id)?,
+        wf_run_id: row.opt_long("wf_run_id")?.unwrap_or(0),
         job,
     })
 }
@@ -248,7 +251,7 @@ impl Store {
         for chunk in ids.chunks(RESULT_LOGS_CHUNK) {
             let sql = self.sql(format!(
                 "SELECT l.id AS id, l.job_id AS job_id, l.job_group AS job_group, l.handle_code AS handle_code, \
-                 l.trigger_type AS trigger_type, j.id AS j_id, j.schedule_type AS schedule_type, \
+                 l.trigger_type AS trigger_type, l.wf_run_id AS wf_run_id, j.id AS j_id, j.schedule_type AS schedule_type, \
                  j.schedule_conf AS schedule_conf, j.timezone AS timezone, j.child_jobid AS child_jobid, \
                  j.job_group AS j_group, j.owner_id AS owner_id \
                  FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id WHERE l.id IN ({})",
@@ -281,10 +284,11 @@ impl Store {
         self.list_logs_scoped(filter, None).await
     }
 
-    /// Ids of failed runs not yet looked at by a fail monitor, oldest first.
+    /// Ids of failed runs not yet looked at by a fail monitor, oldest first. Workflow nodes are
+    /// left out: their runs retry them and alarm once for the whole run.
     pub async fn find_failed_log_ids(&self, limit: i64) -> StoreResult<Vec<i64>> {
         let sql = self.sql(
-            "SELECT id FROM job_log WHERE alarm_status = 0 \
+            "SELECT id FROM job_log WHERE alarm_status = 0 AND trigger_type <> 'WORKFLOW' \
              AND NOT ((trigger_code IN (0, 200) AND handle_code = 0) OR handle_code = 200) \
              ORDER BY id LIMIT ?",
         );
@@ -303,7 +307,7 @@ impl Store {
         // `? * retry_interval_secs` with a 64-bit parameter keeps PostgreSQL from int4 overflow
         let sql = self.sql(
             "SELECT l.id AS id FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id \
-             WHERE l.alarm_status = 0 \
+             WHERE l.alarm_status = 0 AND l.trigger_type <> 'WORKFLOW' \
              AND NOT ((l.trigger_code IN (0, 200) AND l.handle_code = 0) OR l.handle_code = 200) \
              AND (l.trigger_code <> 0 OR l.trigger_time <= ?) \
              AND (l.executor_fail_retry_count <= 0 OR j.id IS NULL OR j.retry_interval_secs <= 0 \
@@ -406,7 +410,7 @@ impl Store {
         on_pool!(self, pool => ids_from_rows(&bind_params!(sqlx::query(&sql), params).fetch_all(pool).await?))
     }
 
-    /// Deletes log rows by id; returns how many went.
+    /// Deletes log rows by id (with the full outputs of workflow nodes); returns how many went.
     pub async fn delete_logs(&self, ids: &[i64]) -> StoreResult<u64> {
         if ids.is_empty() {
             return Ok(0);
@@ -415,8 +419,16 @@ impl Store {
             "DELETE FROM job_log WHERE id IN ({})",
             placeholders(ids.len())
         ));
+        let outputs = self.sql(format!(
+            "DELETE FROM workflow_output WHERE log_id IN ({})",
+            placeholders(ids.len())
+        ));
         let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
-        let done = on_pool!(self, pool => bind_params!(sqlx::query(&sql).persistent(false), params).execute(pool).await?.rows_affected());
+        let done = on_pool!(self, pool => {
+            let outputs_params = params.clone();
+            bind_params!(sqlx::query(&outputs).persistent(false), outputs_params).execute(pool).await?;
+            bind_params!(sqlx::query(&sql).persistent(false), params).execute(pool).await?.rows_affected()
+        });
         Ok(done)
     }
 

@@ -36,6 +36,8 @@ mod settings;
 mod sqlite_lib;
 mod turns;
 mod users;
+mod workflow_runs;
+mod workflows;
 mod xxl_import;
 pub mod xxl_source;
 
@@ -49,6 +51,8 @@ pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
 pub use settings::ACCESS_TOKEN_SETTING;
 pub use turns::MonitorPass;
+pub use workflow_runs::{NodeLog, NodeLogRow, RunTx};
+pub use workflows::WorkflowFilter;
 pub use xxl_import::ImportBatch;
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");

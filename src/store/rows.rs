@@ -14,6 +14,8 @@ pub(crate) trait RowExt {
     fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error>;
     /// A nullable INT column (the side of an outer join that found nothing).
     fn opt_int(&self, col: &str) -> Result<Option<i32>, sqlx::Error>;
+    /// A nullable BIGINT column.
+    fn opt_long(&self, col: &str) -> Result<Option<i64>, sqlx::Error>;
 }
 
 impl<R> RowExt for R
@@ -37,6 +39,9 @@ where
         self.try_get(col)
     }
     fn opt_int(&self, col: &str) -> Result<Option<i32>, sqlx::Error> {
+        self.try_get(col)
+    }
+    fn opt_long(&self, col: &str) -> Result<Option<i64>, sqlx::Error> {
         self.try_get(col)
     }
 }

@@ -26,6 +26,8 @@ pub async fn metrics(state: web::Data<AppState>, req: HttpRequest) -> ApiResult<
         }
     }
     state.metrics.set_sample(&sample(&state).await?);
+    let open = state.store.count_open_runs().await?;
+    state.metrics.workflow().set_open_runs(&open);
     Ok(HttpResponse::Ok()
         .content_type(CONTENT_TYPE)
         .body(state.metrics.render()))

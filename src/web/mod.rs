@@ -9,6 +9,8 @@ use crate::actors::dispatch::Dispatcher;
 use crate::actors::registry::RegistryActor;
 use crate::actors::result_intake::ResultIntake;
 use crate::actors::supervision::ActorBoard;
+use crate::actors::workflow_link::WorkflowLink;
+use crate::actors::workflow_runner::WorkflowRunner;
 use crate::config::AdminSettings;
 use crate::metrics::AdminMetrics;
 use crate::store::Store;
@@ -36,6 +38,10 @@ pub struct AppState {
     pub registry: Addr<RegistryActor>,
     /// Run results.
     pub callbacks: Addr<ResultIntake>,
+    /// Workflow runs: triggers and users' actions.
+    pub workflows: Addr<WorkflowRunner>,
+    /// How result completions tell the workflow runner.
+    pub workflow_link: WorkflowLink,
     /// Triggers (manual, API).
     pub dispatcher: Addr<Dispatcher>,
     /// The admin actors' lives, for operators.

@@ -123,8 +123,11 @@ fn event(alarm_email: &str) -> AlarmEvent {
             handle_code: 500,
             handle_msg: Some("disk full".into()),
             alarm_status: alarm_status::LOCKED,
+            wf_run_id: None,
+            wf_node: None,
         },
         job,
+        workflow: None,
     }
 }
 

@@ -598,6 +598,7 @@ pub fn bean(job_id: i32, handler: &str, param: &str) -> TriggerParam {
         glue_updatetime: 1_700_000_000_000,
         broadcast_index: 0,
         broadcast_total: 1,
+        workflow_context: None,
     }
 }
 

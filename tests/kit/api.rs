@@ -215,6 +215,12 @@ impl Api {
         }
     }
 
+    /// A JSON request by method name (`"POST"`), for endpoints without a helper of their own.
+    pub async fn request(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
+        let method = Method::from_bytes(method.as_bytes()).expect("an HTTP method");
+        self.call(method, path, body).await
+    }
+
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
         match body {
             Some(v) => {

@@ -14,8 +14,10 @@ use chrono_tz::Tz;
 use tokio::sync::oneshot;
 
 use super::db_retry::until_written;
+use super::fault_exit::FaultExit;
 use super::lease::Lease;
 use super::timing_rules::EXECUTOR_DEAD_AFTER_MS;
+use super::workflow_link::WorkflowLink;
 use crate::clock::now_ms;
 use crate::executor_calls::{failure, Credentials, ExecutorCalls};
 use crate::metrics::AdminMetrics;
@@ -50,6 +52,23 @@ pub struct Trigger {
     pub address_list: Option<Vec<String>>,
     /// Where to send the outcome, for callers that wait for the log ids.
     pub reply: Option<oneshot::Sender<TriggerReport>>,
+    /// A workflow node's attempt, whose run row exists already.
+    pub node: Option<NodeFire>,
+}
+
+/// A workflow node's attempt to fire: its run row was inserted with the node's claim, so the
+/// trigger fires that row (a second send of it is the same log id, which a jobwheel executor
+/// runs once).
+#[derive(Debug, Clone)]
+pub struct NodeFire {
+    /// The run row.
+    pub log_id: i64,
+    /// The workflow run.
+    pub run_id: i64,
+    /// The node's timeout, instead of the job's.
+    pub timeout_secs: Option<i32>,
+    /// The run's context, sent to jobwheel executors with the trigger.
+    pub context: Arc<str>,
 }
 
 impl Trigger {
@@ -64,6 +83,7 @@ impl Trigger {
             sharding_param: None,
             address_list: None,
             reply: None,
+            node: None,
         }
     }
 }
@@ -83,6 +103,10 @@ pub struct TriggerEnv {
     pub metrics: Arc<AdminMetrics>,
     /// Whether this admin's claimed fire times are still surely its own.
     pub lease: Arc<Lease>,
+    /// Tells the workflow runner about its runs' node results and failed node triggers.
+    pub workflows: WorkflowLink,
+    /// Where the crash tests make this admin die (nowhere in a release build).
+    pub faults: FaultExit,
 }
 
 /// The outcome of one trigger: a log row per shard.

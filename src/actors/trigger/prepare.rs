@@ -147,6 +147,11 @@ pub(super) async fn prepare_in_db(
         } else {
             vec![shard.unwrap_or((0, 1))]
         };
+        // a workflow node fires the one run row its claim inserted
+        let indexes = match msg.node {
+            Some(_) => vec![(0, 1)],
+            None => indexes,
+        };
         let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;
         let mut shards = Vec::with_capacity(indexes.len());
         for (index, total) in indexes {
@@ -159,6 +164,15 @@ pub(super) async fn prepare_in_db(
                 total,
                 fail_retry_count,
             };
+            if let Some(node) = &msg.node {
+                shards.push(Shard {
+                    index,
+                    total,
+                    log_id: node.log_id,
+                    message_head: head.to_string(),
+                });
+                continue;
+            }
             new_logs.push(NewRunRow {
                 job_group: job.job_group,
                 job_id: job.id,
@@ -197,6 +211,9 @@ pub(super) async fn prepare_in_db(
         .map(|l| l.trigger_msg.unwrap_or_default());
     for p in &mut out {
         if let Prepared::Ready(p) = p {
+            if p.trigger.node.is_some() {
+                continue;
+            }
             for shard in &mut p.shards {
                 shard.log_id = ids.next().unwrap_or_default();
                 shard.message_head = heads.next().unwrap_or_default();

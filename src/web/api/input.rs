@@ -40,6 +40,34 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
     }
 }
 
+/// An optional JSON body read as `T`: an empty (or blank) body is `T::default()`; a given one
+/// must say it is JSON (`application/json` or a `+json` type) and is read like every other.
+pub fn optional_json<T: DeserializeOwned + Default>(
+    req: &HttpRequest,
+    body: &[u8],
+) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    if !is_json(req) {
+        return Err(ApiError::bad_request(
+            "invalid JSON body: Content type error (send Content-Type: application/json)",
+        ));
+    }
+    let value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?;
+    parse_value(value)
+}
+
+/// Whether the request says its body is JSON (`application/json`, or a `+json` type).
+fn is_json(req: &HttpRequest) -> bool {
+    use actix_web::HttpMessage as _;
+    req.mime_type().ok().flatten().is_some_and(|m| {
+        m.type_() == actix_web::mime::APPLICATION
+            && (m.subtype() == actix_web::mime::JSON || m.suffix() == Some(actix_web::mime::JSON))
+    })
+}
+
 /// Checks a parsed body's strings, then reads it as `T`.
 pub fn parse_value<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
     if let Some((field, why)) = find_unstorable(&value, &mut String::new()) {

@@ -26,6 +26,10 @@
 //! | `GET/POST /users`, `GET/PUT/DELETE /users/{id}`, `POST /users/{id}/password` | console users (admins only) |
 //! | `GET/POST /tokens`, `DELETE /tokens/{id}` | API tokens; the secret is in the create answer only |
 //! | `GET /audit?username&targetType&targetId&action&from&to` | who changed what, with before/after (admins only) |
+//! | `GET/POST /workflows`, `GET/PUT/DELETE /workflows/{id}`, `POST /workflows/validate` | workflows (DAGs of a group's jobs); validate answers `{valid, layers, errors}` |
+//! | `POST /workflows/{id}/start`, `/stop`, `/trigger {params?}`, `GET /workflows/{id}/graph.svg` | schedule on/off; one run now → `{runId, state, message}`; the graph |
+//! | `GET /workflow-runs?workflowId`, `GET /workflow-runs/{id}` (`/graph.svg`) | runs; one with its context and nodes |
+//! | `POST /workflow-runs/{id}/cancel`, `/retry`, `/pause`, `/resume`, `/nodes/{key}/mark-success` | what users do to a run |
 //! | `GET /openapi.json` | this API as an OpenAPI 3.1 document, generated from the handlers ([`openapi`]) |
 //!
 //! Normal users (role USER) see and change only jobs, logs and executors of the groups in their
@@ -46,6 +50,7 @@ use crate::web::AppState;
 
 pub(crate) mod audit;
 pub mod auth;
+mod checks;
 pub mod error;
 mod glue;
 mod groups;
@@ -59,6 +64,7 @@ mod schedule;
 mod system;
 mod tokens;
 pub(crate) mod users;
+pub(crate) mod workflows;
 pub(crate) mod xxl_jobs;
 
 use self::auth::Principal;
@@ -118,6 +124,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .configure(system::routes)
                     .configure(tokens::routes)
                     .configure(users::routes)
+                    .configure(workflows::routes)
                     .default_service(web::to(not_found)),
             ),
     );
@@ -200,6 +207,8 @@ fn trigger_env(state: &AppState) -> TriggerEnv {
         admin_address: String::new(),
         metrics: state.metrics.clone(),
         lease: Default::default(),
+        workflows: state.workflow_link.clone(),
+        faults: Default::default(),
     }
 }
 

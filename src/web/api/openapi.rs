@@ -16,6 +16,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::{
     audit, auth, glue, groups, jobs, logs, registry, reports, schedule, system, tokens, users,
+    workflows,
 };
 
 /// Where the API is mounted; the annotations' paths are relative to it.
@@ -74,6 +75,24 @@ pub const PREFIX: &str = "/api/v1";
         users::update,
         users::delete,
         users::reset_password,
+        workflows::list,
+        workflows::create,
+        workflows::validate,
+        workflows::get,
+        workflows::update,
+        workflows::delete,
+        workflows::start,
+        workflows::stop,
+        workflows::graph_svg,
+        workflows::runs::trigger,
+        workflows::runs::list,
+        workflows::runs::get,
+        workflows::runs::graph_svg,
+        workflows::runs::cancel,
+        workflows::runs::retry,
+        workflows::runs::pause,
+        workflows::runs::resume,
+        workflows::runs::mark_success,
         document,
     ),
     components(schemas(super::error::ApiErrorBody)),

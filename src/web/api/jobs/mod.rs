@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -11,18 +11,14 @@ use super::audit;
 use super::auth::Principal;
 use super::error::answers;
 use super::error::{ApiError, ApiResult};
-use super::input::{parse_value, Json};
-use super::{
-    check_address, check_executor_address, load_group, load_job, paging, Page, JSON_LIMIT,
-};
+use super::input::{optional_json, Json};
+use super::{check_executor_address, load_group, load_job, paging, Page, JSON_LIMIT};
 use crate::actors::dispatch::{trigger_and_wait, Trigger};
 use crate::actors::timing_rules::{EXECUTOR_DEAD_AFTER_MS, PRE_READ_MS};
-use crate::alarm::webhook::ALLOW_PRIVATE_FLAG;
 use crate::clock::now_ms;
-use crate::executor::outbound;
 use crate::model::{
-    address_key, GlueType, JobGroup, JobInfo, ScheduleType, TriggerType, AWAITING_COMPLETION,
-    TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
+    address_key, GlueType, JobGroup, JobInfo, RouteStrategy, ScheduleType, TriggerType,
+    AWAITING_COMPLETION, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use crate::store::{JobFilter, Store};
 use crate::timing::{self, parse_timezone};
@@ -329,6 +325,26 @@ pub(super) async fn update(
     apply(&mut job, body.into_inner())?;
     let tz = validate_fields(&job, state.settings.timezone)?;
     validate_refs(&state, &principal, &job, Some(&old)).await?;
+    let group_changed = job.job_group != old.job_group;
+    let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;
+    if group_changed || broadcast {
+        if let Some(w) = workflow_using(&state, &old).await? {
+            let (field, why) = match group_changed {
+                true => ("jobGroup", "whose nodes run jobs of its own group only"),
+                false => (
+                    "executorRouteStrategy",
+                    "and a node is one run: SHARDING_BROADCAST cannot be its route",
+                ),
+            };
+            return Err(ApiError::field(
+                field,
+                format!(
+                    "job {id} is a node of workflow {} ({}), {why}",
+                    w.id, w.name
+                ),
+            ));
+        }
+    }
     job.owner_id = principal.user.id;
     let now = now_ms();
     job.update_time = now;
@@ -388,6 +404,17 @@ pub(super) async fn update(
     Ok(HttpResponse::Ok().json(view))
 }
 
+/// A workflow with a JOB node running `job` (workflows run jobs of their own group).
+async fn workflow_using(
+    state: &AppState,
+    job: &JobInfo,
+) -> ApiResult<Option<crate::model::Workflow>> {
+    let workflows = state.store.workflows_of_group(job.job_group).await?;
+    Ok(workflows
+        .into_iter()
+        .find(|w| w.definition.nodes.iter().any(|n| n.job_id == Some(job.id))))
+}
+
 /// Records a change of job `id` in the audit log.
 async fn record_job(
     state: &AppState,
@@ -420,13 +447,14 @@ async fn record_job(
     delete,
     path = "/jobs/{id}",
     tag = "jobs",
-    summary = "Delete a job with its runs and script versions",
+    summary = "Delete a job with its runs and script versions; refused (409) while a workflow's node runs it",
     params(("id" = i32, Path, description = "The job's id")),
     responses(
         (status = 204, description = "Deleted"),
         answers::BadInput,
         answers::Forbidden,
-        answers::NotFound
+        answers::NotFound,
+        answers::Conflict
     )
 )]
 pub(super) async fn delete(
@@ -436,6 +464,12 @@ pub(super) async fn delete(
 ) -> ApiResult<HttpResponse> {
     let id = path.into_inner();
     let old = load_job(&state, &principal, id).await?;
+    if let Some(w) = workflow_using(&state, &old).await? {
+        return Err(ApiError::Conflict(format!(
+            "job {id} is a node of workflow {} ({}): remove it from the workflow first",
+            w.id, w.name
+        )));
+    }
     if !state.store.delete_job(id).await? {
         return Err(ApiError::not_found(format!("job {id} does not exist")));
     }

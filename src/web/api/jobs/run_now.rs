@@ -55,29 +55,8 @@ pub(crate) async fn trigger(
     path: web::Path<i32>,
     body: LimitedBody<JSON_LIMIT>,
 ) -> ApiResult<HttpResponse> {
-    let body = body.0;
-    // the body is optional: empty means "as configured"; given, it is JSON like every other
-    let body: TriggerBody = if body.iter().all(u8::is_ascii_whitespace) {
-        TriggerBody::default()
-    } else {
-        if !is_json(&req) {
-            return Err(ApiError::bad_request(
-                "invalid JSON body: Content type error (send Content-Type: application/json)",
-            ));
-        }
-        let value = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))?;
-        parse_value(value)?
-    };
+    let body: TriggerBody = optional_json(&req, &body.0)?;
     trigger_job(state, principal, path.into_inner(), body).await
-}
-
-/// Whether the request says its body is JSON (`application/json`, or a `+json` type).
-fn is_json(req: &HttpRequest) -> bool {
-    req.mime_type().ok().flatten().is_some_and(|m| {
-        m.type_() == actix_web::mime::APPLICATION
-            && (m.subtype() == actix_web::mime::JSON || m.suffix() == Some(actix_web::mime::JSON))
-    })
 }
 
 /// One manual run of job `id` with what `body` asks (the REST call and XXL-JOB's `triggerJob`).

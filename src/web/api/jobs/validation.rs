@@ -3,26 +3,8 @@
 
 use super::*;
 
-pub(super) fn parse_enum<T: std::str::FromStr>(field: &'static str, value: &str) -> ApiResult<T>
-where
-    T::Err: std::fmt::Display,
-{
-    value
-        .trim()
-        .parse()
-        .map_err(|e| ApiError::field(field, format!("{e}")))
-}
-
-pub(super) fn max_chars(field: &'static str, value: &str, max: usize) -> ApiResult<()> {
-    if value.chars().count() > max {
-        Err(ApiError::field(
-            field,
-            format!("{field} must be at most {max} characters"),
-        ))
-    } else {
-        Ok(())
-    }
-}
+use crate::web::api::checks::{check_alarm_fields, check_webhook_target};
+pub(super) use crate::web::api::checks::{max_chars, parse_enum};
 
 /// Copies the given fields onto `job`, parsing enum names.
 pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
@@ -90,9 +72,7 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
     Ok(())
 }
 
-/// Longest `executorParam` in bytes, on create, update and trigger alike (MySQL's TEXT, which
-/// the run record copies it into).
-pub const EXECUTOR_PARAM_MAX: usize = 65_535;
+pub(super) use crate::model::EXECUTOR_PARAM_MAX;
 
 pub(super) fn check_executor_param(param: &str) -> ApiResult<()> {
     if param.len() > EXECUTOR_PARAM_MAX {
@@ -111,27 +91,7 @@ pub(super) fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
     }
     max_chars("jobDesc", &job.job_desc, 255)?;
     max_chars("author", &job.author, 64)?;
-    max_chars("alarmEmail", &job.alarm_email, 255)?;
-    for email in job
-        .alarm_email
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-    {
-        let valid = email
-            .split_once('@')
-            .is_some_and(|(user, host)| !user.is_empty() && host.contains('.'));
-        if !valid {
-            return Err(ApiError::field(
-                "alarmEmail",
-                format!("'{email}' is not an e-mail address"),
-            ));
-        }
-    }
-    max_chars("alarmWebhook", &job.alarm_webhook, 1024)?;
-    if !job.alarm_webhook.is_empty() {
-        check_address("alarmWebhook", &job.alarm_webhook)?;
-    }
+    check_alarm_fields(&job.alarm_email, &job.alarm_webhook)?;
     max_chars("scheduleConf", &job.schedule_conf, 128)?;
     if job.schedule_type == ScheduleType::Cron && job.schedule_conf.is_empty() {
         return Err(ApiError::field(
@@ -290,27 +250,6 @@ pub(super) async fn validate_refs(
     Ok(())
 }
 
-/// How long the check of a webhook's host may wait for its name to resolve.
-const WEBHOOK_RESOLVE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// Refuses an alarm webhook whose host is (or resolves to) a loopback, private or link-local
-/// address unless `--alarm-webhook-allow-private`; the admin posts there. A name that does not
-/// resolve now is accepted: it is resolved and checked again at each alarm.
-async fn check_webhook_target(state: &AppState, webhook: &str) -> ApiResult<()> {
-    if webhook.is_empty() || state.settings.alarm_webhook_allow_private {
-        return Ok(());
-    }
-    let Ok(url) = url::Url::parse(webhook) else {
-        return Ok(()); // validate_fields named the bad URL already
-    };
-    let resolved = tokio::time::timeout(WEBHOOK_RESOLVE_WAIT, outbound::resolve(&url)).await;
-    if let Ok(Ok(addrs)) = resolved {
-        outbound::refuse_private(&url, &addrs, ALLOW_PRIVATE_FLAG)
-            .map_err(|why| ApiError::field("alarmWebhook", why))?;
-    }
-    Ok(())
-}
-
 /// The first fire time after now + 5 s (XXL-JOB's start rule), or a 400 naming why there is none.
 pub(super) fn first_fire_time(job: &JobInfo, tz: Tz, now: i64) -> ApiResult<i64> {
     match timing::next_fire_time(job.schedule_type, &job.schedule_conf, tz, now + PRE_READ_MS) {
@@ -415,6 +354,7 @@ mod proptests {
     use super::*;
     use crate::model::{MisfireStrategy, RouteStrategy};
     use crate::protocol::BlockStrategy;
+    use crate::web::api::input::parse_value;
     use crate::web::api::input::strategies::{int, object, text};
     use crate::web::api::jobs::fire_times::MAX_FIRE_TIMES;
 

@@ -1,0 +1,549 @@
+//! One run moved on, in one transaction holding the run's row lock: node results read from
+//! their run rows, retries, skips, DECISION nodes evaluated, JOB nodes claimed (their run rows
+//! inserted) and the run's end. What must happen outside the database (calls to executors) is
+//! returned for the caller to do once the transaction has committed.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use super::{Engine, KillOrder, Moved};
+use crate::actors::timing_rules::NODE_DEAD_AFTER_MS;
+use crate::actors::trigger::{NodeFire, Trigger};
+use crate::model::{
+    Definition, JobInfo, NewRunRow, NodeDef, NodeKind, NodeRun, NodeState, RunState, TriggerType,
+    WorkflowRun,
+};
+use crate::store::{NodeLog, NodeLogRow, RunTx, Store, StoreResult};
+use crate::workflow::context::{
+    cut_by_executor, merged, output_of, substitute, EXECUTOR_MESSAGE_CUT,
+};
+use crate::workflow::decision;
+use crate::workflow::semantics::{end_state, next_steps, NodeStand};
+
+/// A run row's trigger or handle code that means success.
+const OK: i32 = 200;
+
+/// The state and decision of every node, as the rules read them.
+pub(super) fn stands(nodes: &[NodeRun]) -> BTreeMap<String, NodeStand> {
+    nodes
+        .iter()
+        .map(|n| {
+            (
+                n.node_key.clone(),
+                NodeStand {
+                    state: n.state,
+                    decision: n.decision,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The run's nodes by key, for lookups while they change.
+fn by_key(nodes: Vec<NodeRun>) -> BTreeMap<String, NodeRun> {
+    nodes.into_iter().map(|n| (n.node_key.clone(), n)).collect()
+}
+
+/// A trigger message made readable: tags gone, breaks as separators.
+pub(crate) fn plain(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut in_tag = false;
+    let spaced = message.replace("<br>", " · ");
+    for c in spaced.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = out.split_whitespace().collect();
+    words.join(" ")
+}
+
+/// The last part of a trigger message: what the executor (or the route) said.
+fn trigger_failure(log: &NodeLog) -> String {
+    let text = plain(log.trigger_msg.as_deref().unwrap_or_default());
+    let tail = text.rsplit(" · ").take(3).collect::<Vec<_>>();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    format!(
+        "its trigger failed (code {}): {}",
+        log.trigger_code,
+        tail.join(" · ")
+    )
+}
+
+/// Moves run `run_id` on as far as its nodes allow (see the module's doc); `jobs` holds the
+/// jobs of its JOB nodes, `live_owners` the admins beating now (for fires whose admin died
+/// between the claim and the call).
+pub(super) async fn advance_run(
+    store: &Store,
+    engine: &Engine,
+    run_id: i64,
+    jobs: &HashMap<i32, JobInfo>,
+    live_owners: &HashSet<String>,
+    now: i64,
+) -> StoreResult<Moved> {
+    let mut moved = Moved::default();
+    let mut tx = store.begin_run_tx().await?;
+    let Some(mut run) = tx.lock_run(run_id).await? else {
+        tx.commit().await?;
+        return Ok(moved);
+    };
+    if run.state != RunState::Running {
+        tx.commit().await?;
+        return Ok(moved);
+    }
+    let nodes = tx.nodes(run_id).await?;
+    let mut nodes = by_key(nodes);
+    let before = nodes.clone();
+    let def = run.definition.clone();
+
+    collect_results(
+        &mut tx,
+        engine,
+        &def,
+        &mut run,
+        &mut nodes,
+        jobs,
+        live_owners,
+        now,
+        &mut moved,
+    )
+    .await?;
+    if run.deadline > 0 && now >= run.deadline {
+        time_out(&mut run, &mut nodes, now, &mut moved);
+    } else {
+        decide(
+            &mut tx, engine, &def, &mut run, &mut nodes, jobs, now, &mut moved,
+        )
+        .await?;
+    }
+
+    for (key, node) in &nodes {
+        if before.get(key) != Some(node) {
+            tx.save_node(node).await?;
+            if node.state.ended() && !before[key].state.ended() {
+                moved
+                    .node_ends
+                    .push((node.state, (node.end_time - node.start_time).max(0)));
+            }
+        }
+    }
+    tx.save_run(&run, now).await?;
+    tx.commit().await?;
+    if run.state.ended() {
+        moved.ended = Some((run.workflow_id, run.state));
+    }
+    Ok(moved)
+}
+
+/// Reads the run rows of RUNNING JOB nodes: an attempt that ended makes its node SUCCEEDED (its
+/// output merged into the context), FAILED, or WAITING for a retry; an attempt whose admin died
+/// between its claim and its call is sent again (the same run row).
+#[allow(clippy::too_many_arguments)]
+async fn collect_results(
+    tx: &mut RunTx,
+    engine: &Engine,
+    def: &Definition,
+    run: &mut WorkflowRun,
+    nodes: &mut BTreeMap<String, NodeRun>,
+    jobs: &HashMap<i32, JobInfo>,
+    live_owners: &HashSet<String>,
+    now: i64,
+    moved: &mut Moved,
+) -> StoreResult<()> {
+    let running: Vec<i64> = nodes
+        .values()
+        .filter(|n| n.state == NodeState::Running && n.log_id > 0)
+        .map(|n| n.log_id)
+        .collect();
+    if running.is_empty() {
+        return Ok(());
+    }
+    let logs = tx.node_logs(&running).await?;
+    // outputs are merged in the order their nodes ended
+    let mut ended: Vec<(&String, &NodeLog)> = Vec::new();
+    for (key, node) in nodes.iter() {
+        if node.state != NodeState::Running {
+            continue;
+        }
+        let Some(log) = logs.get(&node.log_id) else {
+            continue;
+        };
+        let trigger_failed = log.trigger_code != 0 && log.trigger_code != OK;
+        if log.handle_code > 0 || trigger_failed {
+            ended.push((key, log));
+        }
+    }
+    ended.sort_by_key(|(key, log)| (log.handle_time.max(log.trigger_time), (*key).clone()));
+    let mut handled = Vec::new();
+    let ended: Vec<(String, NodeLog)> = ended
+        .into_iter()
+        .map(|(k, l)| (k.clone(), l.clone()))
+        .collect();
+    for (key, log) in ended {
+        handled.push(log.id);
+        let Some(node_def) = def.node(&key) else {
+            continue;
+        };
+        let node = nodes.get_mut(&key).expect("a node of the run");
+        let success = log.handle_code == OK;
+        node.end_time = if log.handle_time > 0 {
+            log.handle_time
+        } else {
+            now
+        };
+        if success {
+            let message = log.handle_msg.clone().unwrap_or_default();
+            match output_of(&message) {
+                Some(output) => match merged(&run.context, &output, engine.limits) {
+                    Ok(context) => {
+                        run.context = context;
+                        node.output = Some(serde_json::Value::Object(output).to_string());
+                        node.state = NodeState::Succeeded;
+                        node.message = String::new();
+                    }
+                    Err(why) => {
+                        node.state = NodeState::Failed;
+                        node.message = why;
+                    }
+                },
+                None if cut_by_executor(&message) => {
+                    node.state = NodeState::Failed;
+                    node.message = format!(
+                        "its output was cut by its executor at {EXECUTOR_MESSAGE_CUT} characters (executors cut longer messages): make the output smaller"
+                    );
+                }
+                None => {
+                    node.state = NodeState::Succeeded;
+                    node.message = plain(&message);
+                }
+            }
+            continue;
+        }
+        let why = if log.handle_code > 0 {
+            format!(
+                "its run failed (code {}): {}",
+                log.handle_code,
+                plain(log.handle_msg.as_deref().unwrap_or_default())
+            )
+        } else {
+            trigger_failure(&log)
+        };
+        let job = node_def.job_id.and_then(|id| jobs.get(&id));
+        let retries = node_def
+            .retries
+            .or(job.map(|j| j.executor_fail_retry_count))
+            .unwrap_or(0);
+        if node.attempt - node.base_attempt <= retries {
+            let interval = job.map_or(0, |j| j.retry_interval_secs.max(0)) as i64;
+            node.state = NodeState::Waiting;
+            node.retry_at = now + interval * 1_000;
+            node.message = format!(
+                "attempt {} failed: {why}; retry {} of {retries}",
+                node.attempt,
+                node.attempt - node.base_attempt
+            );
+        } else {
+            node.state = NodeState::Failed;
+            node.message = why;
+        }
+    }
+    tx.logs_alarm_handled(&handled).await?;
+
+    // a claimed attempt whose call never went out: its admin died after the claim
+    for node in nodes.values_mut() {
+        if node.state != NodeState::Running || node.log_id == 0 {
+            continue;
+        }
+        let Some(log) = logs.get(&node.log_id) else {
+            continue;
+        };
+        let waiting = now - node.start_time;
+        let owner_gone = !live_owners.contains(&node.owner);
+        let lost_here = node.owner == *engine.node_id && waiting > super::RESEND_OWN_AFTER_MS;
+        if log.trigger_code != 0 {
+            continue;
+        }
+        if !(waiting > super::RESEND_AFTER_MS && (owner_gone || lost_here)) {
+            // no outcome yet: most likely the call is in flight; if not, it is sent again later
+            let at = node.start_time + super::RESEND_AFTER_MS + 1;
+            let at = at.max(now + NODE_DEAD_AFTER_MS);
+            moved.look_at = Some((run.id, moved.look_at.map_or(at, |(_, t)| t.min(at))));
+            continue;
+        }
+        let Some(fire) = node_fire(run, def, node, jobs) else {
+            continue;
+        };
+        log::warn!(
+            "workflow run {} node {}: attempt {} (log {}) was claimed by admin {} and never called: sending it again",
+            run.id,
+            node.node_key,
+            node.attempt,
+            node.log_id,
+            node.owner
+        );
+        node.owner = engine.node_id.to_string();
+        node.start_time = now;
+        moved.fires.push(fire);
+    }
+    Ok(())
+}
+
+/// The trigger that fires `node`'s current attempt (its run row exists), with its parameter.
+fn node_fire(
+    run: &WorkflowRun,
+    def: &Definition,
+    node: &NodeRun,
+    jobs: &HashMap<i32, JobInfo>,
+) -> Option<Trigger> {
+    let node_def = def.node(&node.node_key)?;
+    let job = jobs.get(&node_def.job_id?)?;
+    let param = node_def
+        .params
+        .as_deref()
+        .map(|p| substitute(p, &run.context, &run.params))
+        .transpose()
+        .ok()?
+        .unwrap_or_else(|| job.executor_param.clone());
+    let mut t = Trigger::new(job.id, TriggerType::Workflow, 0);
+    t.executor_param = Some(param);
+    t.fail_retry_count = Some(0);
+    t.node = Some(NodeFire {
+        log_id: node.log_id,
+        run_id: run.id,
+        timeout_secs: node_def.timeout_secs,
+        context: Arc::from(run.context.as_str()),
+    });
+    Some(t)
+}
+
+/// Skips what will never run, evaluates DECISION nodes and claims the JOB nodes that may run
+/// now (none while the run is paused); ends the run when nothing more can run.
+#[allow(clippy::too_many_arguments)]
+async fn decide(
+    tx: &mut RunTx,
+    engine: &Engine,
+    def: &Definition,
+    run: &mut WorkflowRun,
+    nodes: &mut BTreeMap<String, NodeRun>,
+    jobs: &HashMap<i32, JobInfo>,
+    now: i64,
+    moved: &mut Moved,
+) -> StoreResult<()> {
+    loop {
+        let list: Vec<NodeRun> = nodes.values().cloned().collect();
+        let steps = next_steps(def, &stands(&list));
+        for key in &steps.skip {
+            if let Some(node) = nodes.get_mut(key) {
+                node.state = NodeState::Skipped;
+                node.end_time = now;
+                node.message = "its in-edges do not let it run".into();
+            }
+        }
+        let mut evaluated = false;
+        for key in &steps.run {
+            let (Some(node_def), Some(node)) = (def.node(key), nodes.get_mut(key)) else {
+                continue;
+            };
+            if node.ready_time == 0 {
+                node.ready_time = now;
+            }
+            if run.paused || (node.retry_at > 0 && node.retry_at > now) {
+                continue;
+            }
+            match node_def.kind {
+                NodeKind::Decision => {
+                    evaluate(node_def, node, run, now);
+                    evaluated = true;
+                }
+                NodeKind::Job => {
+                    claim_job(tx, engine, node_def, node, run, jobs, now, moved).await?;
+                    evaluated |= node.state.ended();
+                }
+            }
+        }
+        if !evaluated && steps.skip.is_empty() {
+            break;
+        }
+    }
+    let list: Vec<NodeRun> = nodes.values().cloned().collect();
+    if let Some(state) = end_state(def, &stands(&list)) {
+        run.state = state;
+        run.end_time = now;
+        let failed: Vec<&str> = list
+            .iter()
+            .filter(|n| n.state == NodeState::Failed)
+            .map(|n| n.node_key.as_str())
+            .collect();
+        run.message = match (state, failed.is_empty()) {
+            (RunState::Succeeded, true) => "every node that ran succeeded".into(),
+            (RunState::Succeeded, false) => {
+                format!("succeeded; handled failures of {}", failed.join(", "))
+            }
+            _ => format!(
+                "failed: {} failed with no FAILURE or ALWAYS edge",
+                failed.join(", ")
+            ),
+        };
+        if state == RunState::Succeeded {
+            run.alarm_status = crate::model::alarm_status::NOT_NEEDED;
+        }
+    }
+    Ok(())
+}
+
+/// A DECISION node: its expression over the context; SUCCEEDED with the result, or FAILED.
+fn evaluate(node_def: &NodeDef, node: &mut NodeRun, run: &WorkflowRun, now: i64) {
+    node.attempt += 1;
+    node.start_time = now;
+    node.end_time = now;
+    let expression = node_def.expression.as_deref().unwrap_or_default();
+    match decision::evaluate(expression, &run.context, &run.params) {
+        Ok(result) => {
+            node.state = NodeState::Succeeded;
+            node.decision = Some(result);
+            node.message = format!("{expression} → {result}");
+        }
+        Err(why) => {
+            node.state = NodeState::Failed;
+            node.decision = None;
+            node.message = why;
+        }
+    }
+}
+
+/// A JOB node that may run: its next attempt's run row inserted (the claim), the trigger to
+/// fire it queued for after the commit; or FAILED when its job or parameter cannot be had.
+#[allow(clippy::too_many_arguments)]
+async fn claim_job(
+    tx: &mut RunTx,
+    engine: &Engine,
+    node_def: &NodeDef,
+    node: &mut NodeRun,
+    run: &WorkflowRun,
+    jobs: &HashMap<i32, JobInfo>,
+    now: i64,
+    moved: &mut Moved,
+) -> StoreResult<()> {
+    let fail = |node: &mut NodeRun, why: String| {
+        node.state = NodeState::Failed;
+        node.start_time = now;
+        node.end_time = now;
+        node.message = why;
+    };
+    let Some(job) = node_def.job_id.and_then(|id| jobs.get(&id)) else {
+        fail(
+            node,
+            format!(
+                "job {} does not exist any more",
+                node_def.job_id.unwrap_or(0)
+            ),
+        );
+        return Ok(());
+    };
+    let param = match node_def.params.as_deref() {
+        Some(p) => match substitute(p, &run.context, &run.params) {
+            Ok(p) => p,
+            Err(why) => {
+                fail(node, format!("params: {why}"));
+                return Ok(());
+            }
+        },
+        None => job.executor_param.clone(),
+    };
+    if param.len() > crate::model::EXECUTOR_PARAM_MAX {
+        fail(
+            node,
+            format!(
+                "params: the parameter has {} bytes with the context's values, more than {}",
+                param.len(),
+                crate::model::EXECUTOR_PARAM_MAX
+            ),
+        );
+        return Ok(());
+    }
+    let attempt = node.attempt + 1;
+    let row = NodeLogRow {
+        row: NewRunRow {
+            job_group: job.job_group,
+            job_id: job.id,
+            trigger_type: TriggerType::Workflow,
+            schedule_time: 0,
+            trigger_time: now,
+            executor_handler: Some(job.executor_handler.clone()),
+            executor_param: Some(param.clone()),
+            executor_sharding_param: None,
+            executor_fail_retry_count: 0,
+            trigger_msg: Some(format!(
+                "Trigger type：Workflow node trigger<br>Workflow run：{}<br>Node：{} (attempt {attempt})<br>",
+                run.id, node.node_key
+            )),
+        },
+        run_id: run.id,
+        node_key: node.node_key.clone(),
+        attempt,
+    };
+    let log_id = tx.insert_node_log(&row).await?;
+    node.attempt = attempt;
+    node.state = NodeState::Running;
+    node.log_id = log_id;
+    node.log_ids.push(log_id);
+    node.owner = engine.node_id.to_string();
+    node.start_time = now;
+    node.end_time = 0;
+    node.retry_at = 0;
+    node.output = None;
+    let mut t = Trigger::new(job.id, TriggerType::Workflow, 0);
+    t.executor_param = Some(param);
+    t.fail_retry_count = Some(0);
+    t.node = Some(NodeFire {
+        log_id,
+        run_id: run.id,
+        timeout_secs: node_def.timeout_secs,
+        context: Arc::from(run.context.as_str()),
+    });
+    moved.fires.push(t);
+    Ok(())
+}
+
+/// The run's timeout passed: it ends TIMED_OUT, its waiting nodes are cancelled and its running
+/// ones killed on their executors.
+fn time_out(
+    run: &mut WorkflowRun,
+    nodes: &mut BTreeMap<String, NodeRun>,
+    now: i64,
+    moved: &mut Moved,
+) {
+    stop_nodes(nodes, now, "the run timed out", moved);
+    run.state = RunState::TimedOut;
+    run.end_time = now;
+    run.message = format!(
+        "timed out: still running {} s after it started",
+        (now - run.start_time) / 1_000
+    );
+}
+
+/// Cancels a run's open nodes: WAITING ones at once, RUNNING ones after a kill on their
+/// executor (queued in `moved`).
+pub(super) fn stop_nodes(
+    nodes: &mut BTreeMap<String, NodeRun>,
+    now: i64,
+    why: &str,
+    moved: &mut Moved,
+) {
+    for node in nodes.values_mut() {
+        match node.state {
+            NodeState::Waiting => {}
+            NodeState::Running => moved.kills.push(KillOrder {
+                log_id: node.log_id,
+            }),
+            _ => continue,
+        }
+        node.state = NodeState::Cancelled;
+        node.end_time = now;
+        node.retry_at = 0;
+        node.message = why.to_string();
+    }
+}

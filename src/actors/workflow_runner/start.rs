@@ -1,0 +1,306 @@
+//! Starting runs: a fire of the schedule, a manual or API trigger, a run leaving the queue. The
+//! workflow's row is locked while its open runs are counted, so two admins firing it at once
+//! decide one after the other, and `maxConcurrentRuns` holds across the cluster.
+
+use std::collections::BTreeMap;
+
+use super::advance::stop_nodes;
+use super::{Moved, StartOutcome};
+use crate::model::{OverlapPolicy, RunState, TriggerType, Workflow, WorkflowRun};
+use crate::store::{RunTx, Store, StoreResult};
+
+/// What one fire asks for.
+#[derive(Debug, Clone)]
+pub struct FireRequest {
+    /// The workflow.
+    pub workflow_id: i32,
+    /// CRON, MISFIRE, MANUAL or API.
+    pub trigger_type: TriggerType,
+    /// `${workflow.params}`.
+    pub params: String,
+    /// The fire time it stands for (0 for manual and API runs).
+    pub schedule_time: i64,
+}
+
+/// A new run of `w`, in `state`, saying `message`.
+fn new_run(
+    w: &Workflow,
+    req: &FireRequest,
+    state: RunState,
+    message: String,
+    now: i64,
+) -> WorkflowRun {
+    let running = state == RunState::Running;
+    WorkflowRun {
+        id: 0,
+        workflow_id: w.id,
+        job_group: w.job_group,
+        version: w.version,
+        definition: w.definition.clone(),
+        state,
+        paused: false,
+        trigger_type: req.trigger_type,
+        params: req.params.clone(),
+        context: "{}".into(),
+        message,
+        schedule_time: req.schedule_time,
+        create_time: now,
+        start_time: if running { now } else { 0 },
+        end_time: if state.ended() { now } else { 0 },
+        deadline: if running { deadline(w, now) } else { 0 },
+        alarm_status: if state == RunState::Skipped {
+            crate::model::alarm_status::NOT_NEEDED
+        } else {
+            0
+        },
+    }
+}
+
+/// When a run of `w` started at `now` times out (0: never).
+pub(super) fn deadline(w: &Workflow, now: i64) -> i64 {
+    if w.run_timeout_secs > 0 {
+        now + w.run_timeout_secs as i64 * 1_000
+    } else {
+        0
+    }
+}
+
+/// Starts a run of the workflow `w` (locked in `tx` by the caller) as its overlap policy says;
+/// a run it cancels to make room is recorded in `moved`.
+pub(super) async fn start_in_tx(
+    tx: &mut RunTx,
+    w: &Workflow,
+    req: &FireRequest,
+    now: i64,
+    moved: &mut Moved,
+) -> StoreResult<StartOutcome> {
+    let open = tx.open_runs(w.id).await?;
+    let running: Vec<&WorkflowRun> = open
+        .iter()
+        .filter(|r| r.state == RunState::Running)
+        .collect();
+    let queued = open.iter().filter(|r| r.state == RunState::Queued).count();
+    let max = w.max_concurrent_runs.max(1) as usize;
+    let (state, message) = if running.len() < max {
+        (
+            RunState::Running,
+            format!("started ({})", req.trigger_type.title()),
+        )
+    } else {
+        let busy = format!(
+            "{} run(s) already running (maxConcurrentRuns {})",
+            running.len(),
+            w.max_concurrent_runs
+        );
+        match w.overlap_policy {
+            OverlapPolicy::Skip => (
+                RunState::Skipped,
+                format!("skipped: {busy}; overlap policy SKIP"),
+            ),
+            OverlapPolicy::Queue if queued >= w.queue_max.max(0) as usize => (
+                RunState::Skipped,
+                format!(
+                    "skipped: {busy} and the queue is full ({queued} waiting, queueMax {})",
+                    w.queue_max
+                ),
+            ),
+            OverlapPolicy::Queue => (
+                RunState::Queued,
+                format!("queued: {busy}; {queued} waiting before it"),
+            ),
+            OverlapPolicy::CancelOld => {
+                let oldest = running[0].id;
+                cancel_in_tx(
+                    tx,
+                    oldest,
+                    "cancelled to make room for a newer run (overlap policy CANCEL_OLD)",
+                    now,
+                    moved,
+                )
+                .await?;
+                (
+                    RunState::Running,
+                    format!("started after cancelling run {oldest}: {busy}"),
+                )
+            }
+            OverlapPolicy::Allow => (
+                RunState::Running,
+                format!("started beside {busy}; overlap policy ALLOW"),
+            ),
+        }
+    };
+    let run = new_run(w, req, state, message.clone(), now);
+    let run_id = tx.insert_run(&run, now).await?;
+    log::info!(
+        "workflow {} ({}): run {run_id} {} by {}: {message}",
+        w.id,
+        w.name,
+        state,
+        req.trigger_type
+    );
+    Ok(StartOutcome {
+        run_id,
+        state,
+        message,
+    })
+}
+
+/// Ends run `run_id` as CANCELLED in `tx` (its open nodes cancelled, the running ones to kill).
+pub(super) async fn cancel_in_tx(
+    tx: &mut RunTx,
+    run_id: i64,
+    why: &str,
+    now: i64,
+    moved: &mut Moved,
+) -> StoreResult<Option<WorkflowRun>> {
+    let Some(mut run) = tx.lock_run(run_id).await? else {
+        return Ok(None);
+    };
+    if run.state.ended() {
+        return Ok(Some(run));
+    }
+    let mut nodes: BTreeMap<String, _> = tx
+        .nodes(run_id)
+        .await?
+        .into_iter()
+        .map(|n| (n.node_key.clone(), n))
+        .collect();
+    let before = nodes.clone();
+    stop_nodes(&mut nodes, now, why, moved);
+    for (key, node) in &nodes {
+        if before.get(key) != Some(node) {
+            tx.save_node(node).await?;
+        }
+    }
+    run.state = RunState::Cancelled;
+    run.end_time = now;
+    run.message = why.to_string();
+    run.alarm_status = crate::model::alarm_status::NOT_NEEDED;
+    tx.save_run(&run, now).await?;
+    Ok(Some(run))
+}
+
+/// Starts a run of workflow `req.workflow_id` now, as its overlap policy says; `None` when the
+/// workflow does not exist.
+pub(super) async fn start_run(
+    store: &Store,
+    req: &FireRequest,
+    now: i64,
+) -> StoreResult<Option<(StartOutcome, Moved)>> {
+    let mut moved = Moved::default();
+    let mut tx = store.begin_run_tx().await?;
+    let Some(w) = tx.lock_workflow(req.workflow_id).await? else {
+        tx.commit().await?;
+        return Ok(None);
+    };
+    let outcome = start_in_tx(&mut tx, &w, req, now, &mut moved).await?;
+    tx.commit().await?;
+    Ok(Some((outcome, moved)))
+}
+
+/// Starts the oldest QUEUED runs of `workflow_id` while its running ones are fewer than its
+/// `maxConcurrentRuns`; the runs started.
+pub(super) async fn start_queued(
+    store: &Store,
+    workflow_id: i32,
+    now: i64,
+) -> StoreResult<Vec<i64>> {
+    let mut tx = store.begin_run_tx().await?;
+    let Some(w) = tx.lock_workflow(workflow_id).await? else {
+        tx.commit().await?;
+        return Ok(Vec::new());
+    };
+    let open = tx.open_runs(workflow_id).await?;
+    let mut running = open.iter().filter(|r| r.state == RunState::Running).count();
+    let mut started = Vec::new();
+    for queued in open.iter().filter(|r| r.state == RunState::Queued) {
+        if running >= w.max_concurrent_runs.max(1) as usize {
+            break;
+        }
+        let Some(mut run) = tx.lock_run(queued.id).await? else {
+            continue;
+        };
+        run.state = RunState::Running;
+        run.start_time = now;
+        run.deadline = deadline(&w, now);
+        run.message = format!("{}; started from the queue", run.message);
+        tx.save_run(&run, now).await?;
+        running += 1;
+        started.push(run.id);
+    }
+    tx.commit().await?;
+    Ok(started)
+}
+
+/// The schedule's due fires: each workflow's fire time claimed (moved on) and, unless missed
+/// past the misfire window under DO_NOTHING, a run started, in one transaction per workflow.
+pub(super) async fn fire_due(
+    store: &Store,
+    default_tz: chrono_tz::Tz,
+    now: i64,
+) -> StoreResult<Vec<(StartOutcome, Moved)>> {
+    use crate::actors::timing_rules::MISFIRE_AFTER_MS;
+    use crate::model::MisfireStrategy;
+    use crate::timing::{next_fire_time, parse_timezone};
+
+    let mut started = Vec::new();
+    for due in store.due_workflows(now, 100).await? {
+        let tz = parse_timezone(&due.timezone, default_tz).unwrap_or(default_tz);
+        let fire_time = due.trigger_next_time;
+        let late = now - fire_time > MISFIRE_AFTER_MS;
+        // the next fire time after this one, or after now for a misfire
+        let from = if late { now } else { fire_time };
+        let next = match next_fire_time(due.schedule_type, &due.schedule_conf, tz, from) {
+            Ok(next) => next,
+            Err(e) => {
+                log::warn!(
+                    "workflow {}: its schedule cannot be read ({e}); stopping it",
+                    due.id
+                );
+                None
+            }
+        };
+        let mut moved = Moved::default();
+        let mut tx = store.begin_run_tx().await?;
+        let Some(w) = tx.lock_workflow(due.id).await? else {
+            tx.commit().await?;
+            continue;
+        };
+        if !tx
+            .claim_workflow_fire(w.id, fire_time, fire_time, next)
+            .await?
+        {
+            // another admin fired it, or it was edited or stopped meanwhile
+            tx.commit().await?;
+            continue;
+        }
+        let trigger_type = match (late, w.misfire_strategy) {
+            (false, _) => Some(TriggerType::Cron),
+            (true, MisfireStrategy::FireOnceNow) => Some(TriggerType::Misfire),
+            (true, MisfireStrategy::DoNothing) => None,
+        };
+        match trigger_type {
+            Some(trigger_type) => {
+                let req = FireRequest {
+                    workflow_id: w.id,
+                    trigger_type,
+                    params: String::new(),
+                    schedule_time: fire_time,
+                };
+                let outcome = start_in_tx(&mut tx, &w, &req, now, &mut moved).await?;
+                tx.commit().await?;
+                started.push((outcome, moved));
+            }
+            None => {
+                tx.commit().await?;
+                log::warn!(
+                    "workflow {} ({}): fire time {fire_time} missed by {} s; DO_NOTHING skips it",
+                    w.id,
+                    w.name,
+                    (now - fire_time) / 1_000
+                );
+            }
+        }
+    }
+    Ok(started)
+}

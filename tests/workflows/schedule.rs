@@ -1,0 +1,115 @@
+//! Scheduled workflows: a CRON workflow whose runs outlast its period never has more running
+//! than `maxConcurrentRuns` (the skipped fires recorded with why), QUEUE runs them one after
+//! the other, and a stopped schedule fires no more.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::kit::expect_within;
+use crate::support::*;
+
+/// The runs of workflow `wf`, oldest first.
+async fn runs(admin: &crate::kit::TestApp, wf: i64) -> Vec<Value> {
+    let res = admin
+        .api
+        .request(
+            "GET",
+            &format!("/api/v1/workflow-runs?workflowId={wf}&limit=1000"),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let mut items = res.body["items"].as_array().cloned().unwrap_or_default();
+    items.reverse();
+    items
+}
+
+/// Whether two runs' [start, end) overlap (an open run ends now).
+fn overlap(a: &Value, b: &Value) -> bool {
+    let span = |r: &Value| {
+        let start = r["startedAt"].as_i64().unwrap_or(i64::MAX);
+        let end = r["finishedAt"].as_i64().unwrap_or(i64::MAX);
+        (start, end)
+    };
+    let ((s1, e1), (s2, e2)) = (span(a), span(b));
+    s1 < e2 && s2 < e1
+}
+
+backends!(app: a_cron_workflow_with_one_concurrent_run_never_has_two, |admin| {
+    let worker = Worker::start(admin, "wf-cron", &["slow"]).await;
+    let (group, jobs) = group_with_jobs(admin, "wf-cron", &["slow"]).await;
+    // each run takes 2.5 s; the schedule fires every second
+    worker.plan("slow", Plan { sleep_ms: 2_500, ..Plan::default() });
+    let wf = create_workflow(admin, json!({
+        "name": "every second",
+        "jobGroup": group,
+        "scheduleType": "CRON",
+        "scheduleConf": "* * * * * ?",
+        "maxConcurrentRuns": 1,
+        "nodes": [job_node("slow", &jobs)],
+        "edges": [],
+    })).await;
+    let res = admin.api.request("POST", &format!("/api/v1/workflows/{wf}/start"), None).await;
+    assert_eq!((res.status, &res.body["triggerStatus"]), (200, &json!(1)), "{}", res.body);
+    expect_within("two runs to end and fires to be skipped", Duration::from_secs(40), || async {
+        let all = runs(admin, wf).await;
+        let ended = all.iter().filter(|r| r["state"] == "SUCCEEDED").count();
+        let skipped = all.iter().filter(|r| r["state"] == "SKIPPED").count();
+        (ended >= 2 && skipped >= 2).then_some(())
+    })
+    .await;
+    let res = admin.api.request("POST", &format!("/api/v1/workflows/{wf}/stop"), None).await;
+    assert_eq!(res.status, 200);
+    let all = runs(admin, wf).await;
+    let started: Vec<&Value> = all.iter().filter(|r| r["state"] != "SKIPPED").collect();
+    for (i, a) in started.iter().enumerate() {
+        for b in &started[i + 1..] {
+            assert!(!overlap(a, b), "two runs at once: {a} {b}");
+        }
+    }
+    let skipped = all.iter().find(|r| r["state"] == "SKIPPED").unwrap();
+    assert!(skipped["message"].as_str().unwrap().contains("maxConcurrentRuns 1"), "{skipped}");
+    assert_eq!(skipped["triggerType"], "CRON");
+    // the executor's record agrees: its runs never overlapped
+    let ran = worker.runs_of("slow");
+    for (i, a) in ran.iter().enumerate() {
+        for b in &ran[i + 1..] {
+            assert!(a.ended <= b.started || b.ended <= a.started, "{a:?} {b:?}");
+        }
+    }
+    worker.stop().await;
+});
+
+backends!(app: queued_runs_wait_for_a_slot_and_run_in_order, |admin| {
+    let worker = Worker::start(admin, "wf-queue", &["step"]).await;
+    let (group, jobs) = group_with_jobs(admin, "wf-queue", &["step"]).await;
+    worker.plan("step", Plan { sleep_ms: 500, ..Plan::default() });
+    let wf = create_workflow(admin, json!({
+        "name": "queue",
+        "jobGroup": group,
+        "overlapPolicy": "QUEUE",
+        "queueMax": 2,
+        "nodes": [job_node("step", &jobs)],
+        "edges": [],
+    })).await;
+    let mut answers = Vec::new();
+    for _ in 0..4 {
+        let res = admin.api.request("POST", &format!("/api/v1/workflows/{wf}/trigger"), None).await;
+        assert_eq!(res.status, 200, "{}", res.body);
+        answers.push(res.body);
+    }
+    let states: Vec<&str> = answers.iter().map(|a| a["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["RUNNING", "QUEUED", "QUEUED", "SKIPPED"], "{answers:?}");
+    assert!(answers[3]["message"].as_str().unwrap().contains("queue is full"));
+    for a in &answers[..3] {
+        let id = a["runId"].as_i64().unwrap();
+        assert_eq!(wait_ended(admin, id).await["state"], "SUCCEEDED");
+    }
+    let ran = worker.runs_of("step");
+    assert_eq!(ran.len(), 3);
+    for pair in ran.windows(2) {
+        assert!(pair[0].ended <= pair[1].started, "one after the other: {ran:?}");
+    }
+    worker.stop().await;
+});
