@@ -27,6 +27,7 @@ mod stats;
 mod throughput;
 mod transport;
 mod wire_server;
+mod workflows;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,7 +37,7 @@ use clap::{Parser, ValueEnum};
 use crate::common::Ctx;
 
 /// Benchmarks of jobwheel: firing precision, throughput, memory, scale, executor, startup,
-/// console, cluster.
+/// console, cluster, workflows.
 #[derive(Parser, Debug)]
 #[command(name = "jobwheel-bench", version, about)]
 struct Args {
@@ -66,7 +67,7 @@ struct Args {
     /// throughput/memory: a result stored later than this after its second is lagging
     #[arg(long, value_name = "MS", default_value_t = 2_000)]
     lag_bound_ms: i64,
-    /// memory: fires per second of the admin's busy figure
+    /// memory: fires per second of the admin's busy figure; workflows: node fires per second
     #[arg(long, value_name = "N")]
     rate: Option<usize>,
     /// memory: distinct job ids (JobActors) triggered on the executor
@@ -130,6 +131,8 @@ enum Scenario {
     Console,
     /// 1 and 3 admins on one database against simulated executor processes, beside SQLite
     Cluster,
+    /// Workflows: a parent's result to its child's call, and admin CPU per node fire
+    Workflows,
     /// Internal: one simulated executor process of the cluster scenario
     #[value(hide = true)]
     SimExecutor,
@@ -311,6 +314,16 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
                     jobs: pick_n(args.jobs, 1_000, 20),
                     duration: pick(args.duration, 30, 5),
                     executors: pick_n(args.executors, 4, 2),
+                },
+            )
+            .await
+        }
+        Scenario::Workflows => {
+            workflows::run(
+                ctx,
+                &workflows::Options {
+                    rate: pick_n(args.rate, 1_000, 50),
+                    duration: pick(args.duration, 20, 5),
                 },
             )
             .await

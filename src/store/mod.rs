@@ -36,6 +36,7 @@ mod settings;
 mod sqlite_lib;
 mod turns;
 mod users;
+mod run_tx;
 mod workflow_runs;
 mod workflows;
 mod xxl_import;
@@ -51,7 +52,7 @@ pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
 pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
 pub use settings::ACCESS_TOKEN_SETTING;
 pub use turns::MonitorPass;
-pub use workflow_runs::{NodeLog, NodeLogRow, RunTx};
+pub use run_tx::{NodeLog, NodeLogRow, RunTx};
 pub use workflows::WorkflowFilter;
 pub use xxl_import::ImportBatch;
 

@@ -1,59 +1,26 @@
-//! Workflow runs (`workflow_run`) and their nodes (`workflow_node`), and the run rows of JOB
-//! node attempts (`job_log` rows with `wf_run_id`, `wf_node`, `wf_attempt`).
+//! Workflow runs (`workflow_run`) and their nodes (`workflow_node`) as they are read: one run,
+//! a page of runs, the runs that need a look or an alarm. The run rows of JOB node attempts are
+//! `job_log` rows with `wf_run_id`, `wf_node` and `wf_attempt`.
 //!
-//! Everything that changes a run happens in a [`RunTx`] holding the run's row lock (and, to
-//! start or end runs, first the workflow's): two admins advancing the same run take turns, so
-//! each node's state moves once. The run row of a node attempt is unique by (run, node,
-//! attempt), so even a writer that skipped the lock could not fire an attempt twice.
-
-use std::collections::HashMap;
+//! Everything that changes a run happens in a [`RunTx`](super::RunTx) holding the run's row lock
+//! (and, to start or end runs, first the workflow's): two admins advancing the same run take
+//! turns, so each node's state moves once. The run row of a node attempt is unique by (run,
+//! node, attempt), so even a writer that skipped the lock could not fire an attempt twice.
 
 use super::rows::{bind_params, Param, RowExt};
-use super::schedule::{on_tx, Tx};
-use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
-use super::{on_pool, placeholders, Db, Store, StoreError, StoreResult};
+use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 
-/// Runs an INSERT in the open transaction `$tx` and answers the new row's id (RETURNING on
-/// SQLite and PostgreSQL, the last insert id on MySQL); `$bind` binds the values onto `$q`.
-macro_rules! insert_in_tx {
-    ($tx:expr, $sql:expr, |$q:ident| $bind:expr) => {{
-        let base: &str = $sql;
-        let id: StoreResult<i64> = match $tx {
-            Tx::Sqlite(tx) => {
-                let sql = format!("{base} RETURNING CAST(id AS BIGINT) AS id");
-                let $q = sqlx::query(&sql);
-                Ok($bind.fetch_one(&mut **tx).await?.long("id")?)
-            }
-            Tx::Postgres(tx) => {
-                let sql = format!(
-                    "{} RETURNING CAST(id AS BIGINT) AS id",
-                    super::numbered_placeholders(base)
-                );
-                let $q = sqlx::query(&sql);
-                Ok($bind.fetch_one(&mut **tx).await?.long("id")?)
-            }
-            Tx::MySql(tx) => {
-                let $q = sqlx::query(base);
-                Ok($bind.execute(&mut **tx).await?.last_insert_id() as i64)
-            }
-        };
-        id
-    }};
-}
-use crate::model::{
-    parse_id_list, storable_text, Definition, NewRunRow, NodeRun, RunState, Workflow, WorkflowRun,
-    MESSAGE_MAX_CHARS, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
-};
+use crate::model::{parse_id_list, Definition, NodeRun, WorkflowRun};
 
-const RUN_COLUMNS: &str = "id, workflow_id, job_group, version, definition, state, paused, \
+pub(super) const RUN_COLUMNS: &str = "id, workflow_id, job_group, version, definition, state, paused, \
     trigger_type, params, context, message, schedule_time, create_time, start_time, end_time, \
     deadline, alarm_status";
 
-const NODE_COLUMNS: &str =
+pub(super) const NODE_COLUMNS: &str =
     "id, run_id, node_key, state, attempt, base_attempt, log_id, log_ids, owner, output, \
     decision, message, ready_time, start_time, end_time, retry_at";
 
-fn run_from_row(row: &impl RowExt) -> StoreResult<WorkflowRun> {
+pub(super) fn run_from_row(row: &impl RowExt) -> StoreResult<WorkflowRun> {
     let id = row.long("id")?;
     let corrupt = |detail: String| StoreError::Corrupt {
         table: "workflow_run",
@@ -87,7 +54,7 @@ fn run_from_row(row: &impl RowExt) -> StoreResult<WorkflowRun> {
     })
 }
 
-fn node_from_row(row: &impl RowExt) -> StoreResult<NodeRun> {
+pub(super) fn node_from_row(row: &impl RowExt) -> StoreResult<NodeRun> {
     let id = row.long("id")?;
     let corrupt = |detail: String| StoreError::Corrupt {
         table: "workflow_node",
@@ -121,62 +88,14 @@ fn node_from_row(row: &impl RowExt) -> StoreResult<NodeRun> {
     })
 }
 
-fn join_log_ids(ids: &[i64]) -> String {
+pub(super) fn join_log_ids(ids: &[i64]) -> String {
     ids.iter()
         .map(|i| i.to_string())
         .collect::<Vec<_>>()
         .join(",")
 }
 
-/// How a node attempt's run row stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeLog {
-    /// The run row.
-    pub id: i64,
-    /// 0 while the call's outcome is not written, 200 accepted, else refused.
-    pub trigger_code: i32,
-    /// 0 while no result, 200 success, else failure.
-    pub handle_code: i32,
-    /// The result's message, in full (a long one from `workflow_output`).
-    pub handle_msg: Option<String>,
-    /// The trigger's message (why it was refused).
-    pub trigger_msg: Option<String>,
-    /// When the call was prepared, epoch ms.
-    pub trigger_time: i64,
-    /// When the result arrived, epoch ms.
-    pub handle_time: i64,
-}
-
-/// A run row of a node attempt, to insert.
-#[derive(Debug, Clone)]
-pub struct NodeLogRow {
-    /// What every run row holds.
-    pub row: NewRunRow,
-    /// The workflow run.
-    pub run_id: i64,
-    /// The node's key.
-    pub node_key: String,
-    /// The attempt (1 for the first).
-    pub attempt: i32,
-}
-
-/// An open transaction over workflow runs; commit it quickly.
-pub struct RunTx {
-    tx: Tx,
-}
-
 impl Store {
-    /// Opens a [`RunTx`] (on SQLite it takes the write lock at once, so two writers never
-    /// deadlock on an upgrade).
-    pub async fn begin_run_tx(&self) -> StoreResult<RunTx> {
-        let tx = match &self.db {
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
-            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
-            Db::MySql(pool) => Tx::MySql(pool.begin().await?),
-        };
-        Ok(RunTx { tx })
-    }
-
     /// One run.
     pub async fn get_run(&self, id: i64) -> StoreResult<Option<WorkflowRun>> {
         let sql = self.sql(format!(
@@ -355,286 +274,3 @@ impl Store {
     }
 }
 
-impl RunTx {
-    /// The workflow, its row locked until commit.
-    pub async fn lock_workflow(&mut self, id: i32) -> StoreResult<Option<Workflow>> {
-        let lock = match self.tx {
-            Tx::Sqlite(_) => "",
-            _ => " FOR UPDATE",
-        };
-        let sql = format!("SELECT {WORKFLOW_COLUMNS} FROM workflow WHERE id = ?{lock}");
-        let row = on_tx!(self, &sql, |tx, stmt| sqlx::query(stmt)
-            .bind(id)
-            .fetch_optional(&mut **tx)
-            .await?
-            .map(|r| workflow_from_row(&r))
-            .transpose());
-        row
-    }
-
-    /// Moves a workflow's fire time on where it is still `expected_next` (the claim of that fire
-    /// time); a stop clears it. False when another admin or an edit moved it first.
-    pub async fn claim_workflow_fire(
-        &mut self,
-        id: i32,
-        expected_next: i64,
-        last: i64,
-        next: Option<i64>,
-    ) -> StoreResult<bool> {
-        let (status, next) = match next {
-            Some(n) => (TRIGGER_STATUS_RUNNING, n),
-            None => (TRIGGER_STATUS_STOPPED, 0),
-        };
-        let sql =
-            "UPDATE workflow SET trigger_last_time = ?, trigger_next_time = ?, trigger_status = ? \
-                   WHERE id = ? AND trigger_status = 1 AND trigger_next_time = ?";
-        let n = on_tx!(self, sql, |tx, stmt| sqlx::query(stmt)
-            .bind(last)
-            .bind(next)
-            .bind(status)
-            .bind(id)
-            .bind(expected_next)
-            .execute(&mut **tx)
-            .await?
-            .rows_affected());
-        Ok(n > 0)
-    }
-
-    /// The workflow's runs not ended (QUEUED and RUNNING), oldest first.
-    pub async fn open_runs(&mut self, workflow_id: i32) -> StoreResult<Vec<WorkflowRun>> {
-        let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM workflow_run WHERE workflow_id = ? \
-             AND state IN ('QUEUED', 'RUNNING') ORDER BY id"
-        );
-        on_tx!(self, &sql, |tx, stmt| sqlx::query(stmt)
-            .bind(workflow_id)
-            .fetch_all(&mut **tx)
-            .await?
-            .iter()
-            .map(run_from_row)
-            .collect())
-    }
-
-    /// Inserts a run (its `id` is ignored) with a WAITING row for each of its definition's
-    /// nodes; the new run's id.
-    pub async fn insert_run(&mut self, run: &WorkflowRun, now: i64) -> StoreResult<i64> {
-        let sql = "INSERT INTO workflow_run (workflow_id, job_group, version, definition, state, \
-                   paused, trigger_type, params, context, message, schedule_time, create_time, \
-                   start_time, end_time, deadline, alarm_status, update_time) \
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-        macro_rules! bind_run {
-            ($q:expr) => {
-                $q.bind(run.workflow_id)
-                    .bind(run.job_group)
-                    .bind(run.version)
-                    .bind(run.definition.to_json())
-                    .bind(run.state.as_str())
-                    .bind(run.paused as i32)
-                    .bind(run.trigger_type.as_str())
-                    .bind(&run.params)
-                    .bind(&run.context)
-                    .bind(&run.message)
-                    .bind(run.schedule_time)
-                    .bind(run.create_time)
-                    .bind(run.start_time)
-                    .bind(run.end_time)
-                    .bind(run.deadline)
-                    .bind(run.alarm_status)
-                    .bind(now)
-            };
-        }
-        let id = insert_in_tx!(&mut self.tx, sql, |q| bind_run!(q))?;
-        if run.state != RunState::Skipped {
-            let keys: Vec<&str> = run
-                .definition
-                .nodes
-                .iter()
-                .map(|n| n.key.as_str())
-                .collect();
-            for chunk in keys.chunks(200) {
-                let row = "(?, ?, 'WAITING', 0, 0, '', '', '')";
-                let sql = format!(
-                    "INSERT INTO workflow_node (run_id, node_key, state, attempt, log_id, log_ids, \
-                     owner, message) VALUES {}",
-                    vec![row; chunk.len()].join(", ")
-                );
-                on_tx!(self, &sql, |tx, stmt| {
-                    let mut q = sqlx::query(stmt);
-                    for key in chunk {
-                        q = q.bind(id).bind(*key);
-                    }
-                    q.execute(&mut **tx).await?;
-                });
-            }
-        }
-        Ok(id)
-    }
-
-    /// The run, its row locked until commit.
-    pub async fn lock_run(&mut self, id: i64) -> StoreResult<Option<WorkflowRun>> {
-        let lock = match self.tx {
-            Tx::Sqlite(_) => "",
-            _ => " FOR UPDATE",
-        };
-        let sql = format!("SELECT {RUN_COLUMNS} FROM workflow_run WHERE id = ?{lock}");
-        on_tx!(self, &sql, |tx, stmt| sqlx::query(stmt)
-            .bind(id)
-            .fetch_optional(&mut **tx)
-            .await?
-            .map(|r| run_from_row(&r))
-            .transpose())
-    }
-
-    /// The run's nodes.
-    pub async fn nodes(&mut self, run_id: i64) -> StoreResult<Vec<NodeRun>> {
-        let sql =
-            format!("SELECT {NODE_COLUMNS} FROM workflow_node WHERE run_id = ? ORDER BY node_key");
-        on_tx!(self, &sql, |tx, stmt| sqlx::query(stmt)
-            .bind(run_id)
-            .fetch_all(&mut **tx)
-            .await?
-            .iter()
-            .map(node_from_row)
-            .collect())
-    }
-
-    /// How the run rows `ids` stand.
-    pub async fn node_logs(&mut self, ids: &[i64]) -> StoreResult<HashMap<i64, NodeLog>> {
-        let mut found = HashMap::new();
-        for chunk in ids.chunks(500) {
-            let sql = format!(
-                "SELECT l.id AS id, l.trigger_code AS trigger_code, l.handle_code AS handle_code, \
-                 COALESCE(o.body, l.handle_msg) AS handle_msg, l.trigger_msg AS trigger_msg, \
-                 l.trigger_time AS trigger_time, l.handle_time AS handle_time \
-                 FROM job_log l LEFT JOIN workflow_output o ON o.log_id = l.id WHERE l.id IN ({})",
-                placeholders(chunk.len())
-            );
-            let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
-            let rows = on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt),
-                params
-            )
-            .fetch_all(&mut **tx)
-            .await?
-            .iter()
-            .map(|r| {
-                Ok(NodeLog {
-                    id: r.long("id")?,
-                    trigger_code: r.int("trigger_code")?,
-                    handle_code: r.int("handle_code")?,
-                    handle_msg: r.opt_text("handle_msg")?,
-                    trigger_msg: r.opt_text("trigger_msg")?,
-                    trigger_time: r.long("trigger_time")?,
-                    handle_time: r.long("handle_time")?,
-                })
-            })
-            .collect::<StoreResult<Vec<_>>>()?);
-            found.extend(rows.into_iter().map(|l| (l.id, l)));
-        }
-        Ok(found)
-    }
-
-    /// Writes a node's every field (the run's lock makes it this admin's to write).
-    pub async fn save_node(&mut self, n: &NodeRun) -> StoreResult<()> {
-        let sql = "UPDATE workflow_node SET state = ?, attempt = ?, base_attempt = ?, log_id = ?, log_ids = ?, owner = ?, \
-                   output = ?, decision = ?, message = ?, ready_time = ?, start_time = ?, end_time = ?, \
-                   retry_at = ? WHERE id = ?";
-        on_tx!(self, sql, |tx, stmt| sqlx::query(stmt)
-            .bind(n.state.as_str())
-            .bind(n.attempt)
-            .bind(n.base_attempt)
-            .bind(n.log_id)
-            .bind(join_log_ids(&n.log_ids))
-            .bind(&n.owner)
-            .bind(&n.output)
-            .bind(n.decision.map(i32::from))
-            .bind(storable_text(&n.message, MESSAGE_MAX_CHARS).as_ref())
-            .bind(n.ready_time)
-            .bind(n.start_time)
-            .bind(n.end_time)
-            .bind(n.retry_at)
-            .bind(n.id)
-            .execute(&mut **tx)
-            .await
-            .map(drop))?;
-        Ok(())
-    }
-
-    /// Writes a run's changing fields (state, pause, context, message, times) and its
-    /// `update_time`.
-    pub async fn save_run(&mut self, r: &WorkflowRun, now: i64) -> StoreResult<()> {
-        let sql = "UPDATE workflow_run SET state = ?, paused = ?, context = ?, message = ?, start_time = ?, \
-                   end_time = ?, deadline = ?, alarm_status = ?, update_time = ? WHERE id = ?";
-        on_tx!(self, sql, |tx, stmt| sqlx::query(stmt)
-            .bind(r.state.as_str())
-            .bind(r.paused as i32)
-            .bind(&r.context)
-            .bind(storable_text(&r.message, MESSAGE_MAX_CHARS).as_ref())
-            .bind(r.start_time)
-            .bind(r.end_time)
-            .bind(r.deadline)
-            .bind(r.alarm_status)
-            .bind(now)
-            .bind(r.id)
-            .execute(&mut **tx)
-            .await
-            .map(drop))?;
-        Ok(())
-    }
-
-    /// Inserts the run row of a node attempt; its id. A row for the same (run, node, attempt)
-    /// already there is an error: that attempt was fired already.
-    pub async fn insert_node_log(&mut self, l: &NodeLogRow) -> StoreResult<i64> {
-        let sql = "INSERT INTO job_log (job_group, job_id, trigger_type, schedule_time, trigger_time, \
-                   executor_handler, executor_param, executor_sharding_param, executor_fail_retry_count, \
-                   trigger_msg, trigger_code, handle_code, handle_time, alarm_status, wf_run_id, wf_node, \
-                   wf_attempt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?)";
-        let r = &l.row;
-        insert_in_tx!(&mut self.tx, sql, |q| q
-            .bind(r.job_group)
-            .bind(r.job_id)
-            .bind(r.trigger_type.as_str())
-            .bind(r.schedule_time)
-            .bind(r.trigger_time)
-            .bind(&r.executor_handler)
-            .bind(&r.executor_param)
-            .bind(&r.executor_sharding_param)
-            .bind(r.executor_fail_retry_count)
-            .bind(&r.trigger_msg)
-            .bind(l.run_id)
-            .bind(&l.node_key)
-            .bind(l.attempt))
-    }
-
-    /// Marks the run rows `ids` as needing no alarm: the workflow handles their failures (its
-    /// own retries and the run's alarm), so the fail monitor leaves them.
-    pub async fn logs_alarm_handled(&mut self, ids: &[i64]) -> StoreResult<()> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let sql = format!(
-            "UPDATE job_log SET alarm_status = {} WHERE alarm_status = 0 AND id IN ({})",
-            crate::model::alarm_status::NOT_NEEDED,
-            placeholders(ids.len())
-        );
-        let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
-        on_tx!(self, &sql, |tx, stmt| bind_params!(
-            sqlx::query(stmt),
-            params
-        )
-        .execute(&mut **tx)
-        .await
-        .map(drop))?;
-        Ok(())
-    }
-
-    /// Commits.
-    pub async fn commit(self) -> StoreResult<()> {
-        match self.tx {
-            Tx::Sqlite(tx) => tx.commit().await?,
-            Tx::Postgres(tx) => tx.commit().await?,
-            Tx::MySql(tx) => tx.commit().await?,
-        }
-        Ok(())
-    }
-}

@@ -2,68 +2,16 @@
 //! its executor accepted the call, after its result was stored) and started again: the run
 //! ends, and by the executor's own record every node ran once.
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use jobwheel::store::Backend;
 use serde_json::json;
 
-use crate::kit::{poll_for, wait_for, Api, TestDb, ADMIN_PASSWORD};
+use crate::kit::{wait_for, Api, TestDb, ADMIN_PASSWORD};
+use crate::processes::{admin_logs, free_port, start_admin, wait_dead, wait_healthy, TOKEN};
 use crate::support::*;
 
-const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
-const TOKEN: &str = "workflow-crash-token-0123456789";
 const NODES: [&str; 5] = ["n1", "n2", "n3", "n4", "n5"];
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
-}
-
-/// `jobwheel admin` on `port`, dying at `crash` (a point and its count) when given.
-fn start_admin(url: &str, port: u16, dir: &std::path::Path, crash: Option<&str>) -> Child {
-    let name = crash.unwrap_or("clean").replace(':', "-");
-    let log = std::fs::File::create(dir.join(format!("admin-{name}.log"))).expect("log file");
-    let mut cmd = Command::new(BIN);
-    cmd.args(["admin", "--bind", &format!("127.0.0.1:{port}")])
-        .args(["--database-url", url, "--access-token", TOKEN])
-        .args(["--admin-password", ADMIN_PASSWORD, "--timezone", "UTC"])
-        .current_dir(dir)
-        .env("RUST_LOG", "warn,jobwheel=info")
-        .env_remove(jobwheel::actors::fault_exit::FAULT_EXIT_VAR)
-        .stdout(Stdio::null())
-        .stderr(log);
-    if let Some(point) = crash {
-        cmd.env(jobwheel::actors::fault_exit::FAULT_EXIT_VAR, point);
-    }
-    cmd.spawn().expect("start an admin")
-}
-
-async fn wait_healthy(port: u16) {
-    let client = awc::Client::default();
-    let up = wait_for(Duration::from_secs(30), || {
-        let req = client.get(format!("http://127.0.0.1:{port}/healthz"));
-        async move { req.send().await.ok()?.status().is_success().then_some(()) }
-    })
-    .await;
-    assert!(up.is_some(), "the admin on port {port} is up");
-}
-
-/// Waits for `child` to die at its crash point; the admin's log on failure.
-async fn wait_dead(child: &mut Child, dir: &std::path::Path, point: &str) {
-    let dead = poll_for(Duration::from_secs(60), || child.try_wait().ok().flatten()).await;
-    if dead.is_none() {
-        let _ = child.kill();
-        let logs: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-            .collect();
-        panic!(
-            "the admin did not reach {point}:\n{}",
-            logs.join("\n----\n")
-        );
-    }
-}
 
 async fn admin_dies_and_comes_back(backend: Backend) {
     let Some(db) = TestDb::create(backend).await else {
@@ -74,7 +22,7 @@ async fn admin_dies_and_comes_back(backend: Backend) {
     let base = format!("http://127.0.0.1:{port}");
     // the first life dies at the second claim: n1 ran, n2 is claimed but never called
     let crashes = ["workflow-claimed:2", "call-answered:1", "result-stored:1"];
-    let mut admin = start_admin(&db.url, port, dir.path(), Some(crashes[0]));
+    let mut admin = start_admin(&db.url, port, dir.path(), "first", Some(crashes[0]));
     wait_healthy(port).await;
     let api = Api::new(&base);
     assert_eq!(api.login("admin", ADMIN_PASSWORD).await.status, 200);
@@ -122,7 +70,7 @@ async fn admin_dies_and_comes_back(backend: Backend) {
     for (i, point) in crashes.iter().enumerate() {
         wait_dead(&mut admin, dir.path(), point).await;
         let next = crashes.get(i + 1).copied();
-        admin = start_admin(&db.url, port, dir.path(), next);
+        admin = start_admin(&db.url, port, dir.path(), &format!("life-{}", i + 2), next);
         wait_healthy(port).await;
     }
     // the last life runs clean: the run ends
@@ -139,13 +87,7 @@ async fn admin_dies_and_comes_back(backend: Backend) {
     .await;
     let _ = admin.kill();
     let _ = admin.wait();
-    let ended = ended.unwrap_or_else(|| {
-        let logs: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-            .collect();
-        panic!("the run did not end:\n{}", logs.join("\n----\n"))
-    });
+    let ended = ended.unwrap_or_else(|| panic!("the run did not end:\n{}", admin_logs(dir.path())));
     assert_eq!(ended["state"], "SUCCEEDED", "{ended}");
     for n in NODES {
         let ran = worker.runs_of(n);

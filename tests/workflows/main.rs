@@ -8,7 +8,9 @@ mod kit;
 mod support;
 
 mod api;
+mod cluster;
 mod crash;
+mod processes;
 mod runs;
 mod schedule;
 mod scripts;

@@ -157,6 +157,22 @@ impl Worker {
     }
 }
 
+/// An automatic group of app `app`, written straight to the database.
+pub async fn db_group(store: &jobwheel::store::Store, app: &str) -> i32 {
+    store
+        .insert_group(&jobwheel::model::JobGroup {
+            id: 0,
+            app_name: app.to_string(),
+            title: app.to_string(),
+            address_type: jobwheel::model::AddressType::Auto,
+            address_list: vec![],
+            access_token: None,
+            update_time: now_ms(),
+        })
+        .await
+        .expect("insert group")
+}
+
 /// A group of app `app` and one job per handler (schedule NONE, route FIRST); the group's id and
 /// the jobs' ids by handler.
 pub async fn group_with_jobs(

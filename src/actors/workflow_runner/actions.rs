@@ -43,7 +43,7 @@ pub(super) async fn act(
                 conflict("only a queued or running run can be cancelled", &run)
             } else {
                 cancel_in_tx(&mut tx, run_id, &format!("cancelled by {by}"), now, &mut moved).await?;
-                moved.ended = Some((run.workflow_id, RunState::Cancelled));
+                moved.ended.push((run.workflow_id, RunState::Cancelled));
                 Ok(())
             }
         }
@@ -61,7 +61,9 @@ pub(super) async fn act(
                 run.paused = pause;
                 run.message = format!("{} by {by}", if pause { "paused" } else { "resumed" });
                 tx.save_run(&run, now).await?;
-                moved.look_again = !pause;
+                if !pause {
+                    moved.look_again.push(run_id);
+                }
                 Ok(())
             }
         }
@@ -88,7 +90,7 @@ pub(super) async fn act(
                 run.deadline = workflow.as_ref().map_or(0, |w| deadline(w, now));
                 run.message = format!("retried by {by}: {}", retried.join(", "));
                 tx.save_run(&run, now).await?;
-                moved.look_again = true;
+                moved.look_again.push(run_id);
                 Ok(())
             }
         }
@@ -119,7 +121,7 @@ pub(super) async fn act(
                     }
                     run.message = format!("node {key} marked succeeded by {by}");
                     tx.save_run(&run, now).await?;
-                    moved.look_again = true;
+                    moved.look_again.push(run_id);
                     Ok(())
                 }
             }

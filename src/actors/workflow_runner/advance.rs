@@ -1,7 +1,8 @@
-//! One run moved on, in one transaction holding the run's row lock: node results read from
-//! their run rows, retries, skips, DECISION nodes evaluated, JOB nodes claimed (their run rows
-//! inserted) and the run's end. What must happen outside the database (calls to executors) is
-//! returned for the caller to do once the transaction has committed.
+//! Runs moved on in batches, one transaction holding the batch's run row locks: node results
+//! read from their run rows, retries, skips, DECISION nodes evaluated, JOB nodes claimed (their
+//! run rows inserted, all in one statement) and the runs' ends. What must happen outside the
+//! database (calls to executors) is returned for the caller to do once the transaction has
+//! committed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use crate::model::{
     Definition, JobInfo, NewRunRow, NodeDef, NodeKind, NodeRun, NodeState, RunState, TriggerType,
     WorkflowRun,
 };
-use crate::store::{NodeLog, NodeLogRow, RunTx, Store, StoreResult};
+use crate::store::{NodeLog, NodeLogRow, Store, StoreResult};
 use crate::workflow::context::{
     cut_by_executor, merged, output_of, substitute, EXECUTOR_MESSAGE_CUT,
 };
@@ -37,11 +38,6 @@ pub(super) fn stands(nodes: &[NodeRun]) -> BTreeMap<String, NodeStand> {
             )
         })
         .collect()
-}
-
-/// The run's nodes by key, for lookups while they change.
-fn by_key(nodes: Vec<NodeRun>) -> BTreeMap<String, NodeRun> {
-    nodes.into_iter().map(|n| (n.node_key.clone(), n)).collect()
 }
 
 /// A trigger message made readable: tags gone, breaks as separators.
@@ -73,127 +69,205 @@ fn trigger_failure(log: &NodeLog) -> String {
     )
 }
 
-/// Moves run `run_id` on as far as its nodes allow (see the module's doc); `jobs` holds the
-/// jobs of its JOB nodes, `live_owners` the admins beating now (for fires whose admin died
-/// between the claim and the call).
-pub(super) async fn advance_run(
+/// A JOB node attempt claimed by a batch, fired once its run row's id is known.
+struct Claim {
+    /// The run's place in the batch.
+    run: usize,
+    node_key: String,
+    job_id: i32,
+    param: String,
+    timeout_secs: Option<i32>,
+}
+
+/// One run of a batch with its nodes, before and after.
+struct Moving {
+    run: WorkflowRun,
+    nodes: BTreeMap<String, NodeRun>,
+    before: BTreeMap<String, NodeRun>,
+}
+
+/// Moves the RUNNING runs among `run_ids` on as far as their nodes allow, in one transaction
+/// holding their row locks (see the module's doc): reads in bulk, claims every node attempt
+/// that may fire with one insert, writes the nodes in bulk. `live_owners` are the admins beating
+/// now (a node claimed by one that is not and never called is sent again).
+pub(super) async fn advance_batch(
     store: &Store,
     engine: &Engine,
-    run_id: i64,
-    jobs: &HashMap<i32, JobInfo>,
+    run_ids: &[i64],
     live_owners: &HashSet<String>,
     now: i64,
 ) -> StoreResult<Moved> {
     let mut moved = Moved::default();
     let mut tx = store.begin_run_tx().await?;
-    let Some(mut run) = tx.lock_run(run_id).await? else {
-        tx.commit().await?;
-        return Ok(moved);
-    };
-    if run.state != RunState::Running {
+    let runs = tx.lock_running(run_ids).await?;
+    if runs.is_empty() {
         tx.commit().await?;
         return Ok(moved);
     }
-    let nodes = tx.nodes(run_id).await?;
-    let mut nodes = by_key(nodes);
-    let before = nodes.clone();
-    let def = run.definition.clone();
+    let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+    let mut nodes_by_run: HashMap<i64, BTreeMap<String, NodeRun>> = HashMap::new();
+    for n in tx.nodes_of(&ids).await? {
+        nodes_by_run.entry(n.run_id).or_default().insert(n.node_key.clone(), n);
+    }
+    let running: Vec<i64> = nodes_by_run
+        .values()
+        .flat_map(|nodes| nodes.values())
+        .filter(|n| n.state == NodeState::Running && n.log_id > 0)
+        .map(|n| n.log_id)
+        .collect();
+    let logs = tx.node_logs(&running).await?;
+    let mut job_ids: Vec<i32> = runs
+        .iter()
+        .flat_map(|r| r.definition.nodes.iter().filter_map(|n| n.job_id))
+        .collect();
+    job_ids.sort_unstable();
+    job_ids.dedup();
+    let jobs: HashMap<i32, JobInfo> = store
+        .get_jobs(&job_ids)
+        .await?
+        .into_iter()
+        .map(|j| (j.id, j))
+        .collect();
 
-    collect_results(
-        &mut tx,
-        engine,
-        &def,
-        &mut run,
-        &mut nodes,
-        jobs,
-        live_owners,
-        now,
-        &mut moved,
-    )
-    .await?;
-    if run.deadline > 0 && now >= run.deadline {
-        time_out(&mut run, &mut nodes, now, &mut moved);
-    } else {
-        decide(
-            &mut tx, engine, &def, &mut run, &mut nodes, jobs, now, &mut moved,
-        )
-        .await?;
+    let mut batch: Vec<Moving> = Vec::with_capacity(runs.len());
+    let mut claims: Vec<Claim> = Vec::new();
+    let mut handled: Vec<i64> = Vec::new();
+    for mut run in runs {
+        let mut nodes = nodes_by_run.remove(&run.id).unwrap_or_default();
+        let before = nodes.clone();
+        let def = run.definition.clone();
+        let look = Look {
+            engine,
+            jobs: &jobs,
+            logs: &logs,
+            live_owners,
+            now,
+        };
+        collect_results(&look, &def, &mut run, &mut nodes, &mut moved, &mut handled);
+        if run.deadline > 0 && now >= run.deadline {
+            time_out(&mut run, &mut nodes, now, &mut moved);
+        } else {
+            decide(&look, &def, &mut run, &mut nodes, batch.len(), &mut claims);
+        }
+        batch.push(Moving { run, nodes, before });
     }
 
-    for (key, node) in &nodes {
-        if before.get(key) != Some(node) {
-            tx.save_node(node).await?;
-            if node.state.ended() && !before[key].state.ended() {
+    // every attempt claimed: one insert of their run rows, then their triggers
+    let rows: Vec<NodeLogRow> = claims
+        .iter()
+        .map(|c| {
+            let run = &batch[c.run].run;
+            let job = &jobs[&c.job_id];
+            let attempt = batch[c.run].nodes[&c.node_key].attempt;
+            NodeLogRow {
+                row: NewRunRow {
+                    job_group: job.job_group,
+                    job_id: job.id,
+                    trigger_type: TriggerType::Workflow,
+                    schedule_time: 0,
+                    trigger_time: now,
+                    executor_handler: Some(job.executor_handler.clone()),
+                    executor_param: Some(c.param.clone()),
+                    executor_sharding_param: None,
+                    executor_fail_retry_count: 0,
+                    trigger_msg: Some(format!(
+                        "Trigger type：Workflow node trigger<br>Workflow run：{}<br>Node：{} (attempt {attempt})<br>",
+                        run.id, c.node_key
+                    )),
+                },
+                run_id: run.id,
+                node_key: c.node_key.clone(),
+                attempt,
+            }
+        })
+        .collect();
+    let log_ids = tx.insert_node_logs(&rows).await?;
+    for (claim, log_id) in claims.into_iter().zip(log_ids) {
+        let moving = &mut batch[claim.run];
+        let Some(node) = moving.nodes.get_mut(&claim.node_key) else {
+            continue;
+        };
+        node.log_id = log_id;
+        node.log_ids.push(log_id);
+        let mut t = Trigger::new(claim.job_id, TriggerType::Workflow, 0);
+        t.executor_param = Some(claim.param);
+        t.fail_retry_count = Some(0);
+        t.node = Some(NodeFire {
+            log_id,
+            run_id: moving.run.id,
+            timeout_secs: claim.timeout_secs,
+            context: Arc::from(moving.run.context.as_str()),
+        });
+        moved.fires.push(t);
+    }
+
+    let mut changed: Vec<&NodeRun> = Vec::new();
+    for m in &batch {
+        for (key, node) in &m.nodes {
+            let was = m.before.get(key);
+            if was == Some(node) {
+                continue;
+            }
+            changed.push(node);
+            if node.state.ended() && !was.is_some_and(|b| b.state.ended()) {
                 moved
                     .node_ends
                     .push((node.state, (node.end_time - node.start_time).max(0)));
             }
         }
     }
-    tx.save_run(&run, now).await?;
-    tx.commit().await?;
-    if run.state.ended() {
-        moved.ended = Some((run.workflow_id, run.state));
+    tx.save_nodes(&changed).await?;
+    for m in &batch {
+        tx.save_run(&m.run, now).await?;
+        if m.run.state.ended() {
+            moved.ended.push((m.run.workflow_id, m.run.state));
+        }
     }
+    tx.logs_alarm_handled(&handled).await?;
+    tx.commit().await?;
     Ok(moved)
+}
+
+/// What the rules of one batch read.
+struct Look<'a> {
+    engine: &'a Engine,
+    jobs: &'a HashMap<i32, JobInfo>,
+    logs: &'a HashMap<i64, NodeLog>,
+    live_owners: &'a HashSet<String>,
+    now: i64,
 }
 
 /// Reads the run rows of RUNNING JOB nodes: an attempt that ended makes its node SUCCEEDED (its
 /// output merged into the context), FAILED, or WAITING for a retry; an attempt whose admin died
-/// between its claim and its call is sent again (the same run row).
-#[allow(clippy::too_many_arguments)]
-async fn collect_results(
-    tx: &mut RunTx,
-    engine: &Engine,
+/// between its claim and its call is sent again (the same run row). Run rows whose trigger
+/// failed go into `handled` (they need no alarm of their own).
+fn collect_results(
+    look: &Look<'_>,
     def: &Definition,
     run: &mut WorkflowRun,
     nodes: &mut BTreeMap<String, NodeRun>,
-    jobs: &HashMap<i32, JobInfo>,
-    live_owners: &HashSet<String>,
-    now: i64,
     moved: &mut Moved,
-) -> StoreResult<()> {
-    let running: Vec<i64> = nodes
-        .values()
-        .filter(|n| n.state == NodeState::Running && n.log_id > 0)
-        .map(|n| n.log_id)
-        .collect();
-    if running.is_empty() {
-        return Ok(());
-    }
-    let logs = tx.node_logs(&running).await?;
+    handled: &mut Vec<i64>,
+) {
+    let (engine, logs, now) = (look.engine, look.logs, look.now);
     // outputs are merged in the order their nodes ended
-    let mut ended: Vec<(&String, &NodeLog)> = Vec::new();
-    for (key, node) in nodes.iter() {
-        if node.state != NodeState::Running {
-            continue;
-        }
-        let Some(log) = logs.get(&node.log_id) else {
-            continue;
-        };
-        let trigger_failed = log.trigger_code != 0 && log.trigger_code != OK;
-        if log.handle_code > 0 || trigger_failed {
-            ended.push((key, log));
-        }
-    }
-    ended.sort_by_key(|(key, log)| (log.handle_time.max(log.trigger_time), (*key).clone()));
-    let mut handled = Vec::new();
-    let ended: Vec<(String, NodeLog)> = ended
-        .into_iter()
-        .map(|(k, l)| (k.clone(), l.clone()))
+    let mut ended: Vec<(String, NodeLog)> = nodes
+        .iter()
+        .filter(|(_, node)| node.state == NodeState::Running)
+        .filter_map(|(key, node)| {
+            let log = logs.get(&node.log_id)?;
+            let trigger_failed = log.trigger_code != 0 && log.trigger_code != OK;
+            (log.handle_code > 0 || trigger_failed).then(|| (key.clone(), log.clone()))
+        })
         .collect();
+    ended.sort_by_key(|(key, log)| (log.handle_time.max(log.trigger_time), key.clone()));
     for (key, log) in ended {
-        handled.push(log.id);
         let Some(node_def) = def.node(&key) else {
             continue;
         };
         let node = nodes.get_mut(&key).expect("a node of the run");
         let success = log.handle_code == OK;
-        node.end_time = if log.handle_time > 0 {
-            log.handle_time
-        } else {
-            now
-        };
+        node.end_time = if log.handle_time > 0 { log.handle_time } else { now };
         if success {
             let message = log.handle_msg.clone().unwrap_or_default();
             match output_of(&message) {
@@ -229,9 +303,10 @@ async fn collect_results(
                 plain(log.handle_msg.as_deref().unwrap_or_default())
             )
         } else {
+            handled.push(log.id);
             trigger_failure(&log)
         };
-        let job = node_def.job_id.and_then(|id| jobs.get(&id));
+        let job = node_def.job_id.and_then(|id| look.jobs.get(&id));
         let retries = node_def
             .retries
             .or(job.map(|j| j.executor_fail_retry_count))
@@ -250,7 +325,6 @@ async fn collect_results(
             node.message = why;
         }
     }
-    tx.logs_alarm_handled(&handled).await?;
 
     // a claimed attempt whose call never went out: its admin died after the claim
     for node in nodes.values_mut() {
@@ -260,20 +334,19 @@ async fn collect_results(
         let Some(log) = logs.get(&node.log_id) else {
             continue;
         };
-        let waiting = now - node.start_time;
-        let owner_gone = !live_owners.contains(&node.owner);
-        let lost_here = node.owner == *engine.node_id && waiting > super::RESEND_OWN_AFTER_MS;
         if log.trigger_code != 0 {
             continue;
         }
+        let waiting = now - node.start_time;
+        let owner_gone = !look.live_owners.contains(&node.owner);
+        let lost_here = node.owner == *engine.node_id && waiting > super::RESEND_OWN_AFTER_MS;
         if !(waiting > super::RESEND_AFTER_MS && (owner_gone || lost_here)) {
             // no outcome yet: most likely the call is in flight; if not, it is sent again later
-            let at = node.start_time + super::RESEND_AFTER_MS + 1;
-            let at = at.max(now + NODE_DEAD_AFTER_MS);
-            moved.look_at = Some((run.id, moved.look_at.map_or(at, |(_, t)| t.min(at))));
+            let at = (node.start_time + super::RESEND_AFTER_MS + 1).max(now + NODE_DEAD_AFTER_MS);
+            moved.look_at.push((run.id, at));
             continue;
         }
-        let Some(fire) = node_fire(run, def, node, jobs) else {
+        let Some(fire) = node_fire(run, def, node, look.jobs) else {
             continue;
         };
         log::warn!(
@@ -288,7 +361,6 @@ async fn collect_results(
         node.start_time = now;
         moved.fires.push(fire);
     }
-    Ok(())
 }
 
 /// The trigger that fires `node`'s current attempt (its run row exists), with its parameter.
@@ -320,18 +392,17 @@ fn node_fire(
 }
 
 /// Skips what will never run, evaluates DECISION nodes and claims the JOB nodes that may run
-/// now (none while the run is paused); ends the run when nothing more can run.
-#[allow(clippy::too_many_arguments)]
-async fn decide(
-    tx: &mut RunTx,
-    engine: &Engine,
+/// now (none while the run is paused), into `claims` for run `at` of the batch; ends the run
+/// when nothing more can run.
+fn decide(
+    look: &Look<'_>,
     def: &Definition,
     run: &mut WorkflowRun,
     nodes: &mut BTreeMap<String, NodeRun>,
-    jobs: &HashMap<i32, JobInfo>,
-    now: i64,
-    moved: &mut Moved,
-) -> StoreResult<()> {
+    at: usize,
+    claims: &mut Vec<Claim>,
+) {
+    let now = look.now;
     loop {
         let list: Vec<NodeRun> = nodes.values().cloned().collect();
         let steps = next_steps(def, &stands(&list));
@@ -359,7 +430,9 @@ async fn decide(
                     evaluated = true;
                 }
                 NodeKind::Job => {
-                    claim_job(tx, engine, node_def, node, run, jobs, now, moved).await?;
+                    if let Some(claim) = claim_job(look, node_def, node, run, at) {
+                        claims.push(claim);
+                    }
                     evaluated |= node.state.ended();
                 }
             }
@@ -382,16 +455,12 @@ async fn decide(
             (RunState::Succeeded, false) => {
                 format!("succeeded; handled failures of {}", failed.join(", "))
             }
-            _ => format!(
-                "failed: {} failed with no FAILURE or ALWAYS edge",
-                failed.join(", ")
-            ),
+            _ => format!("failed: {} failed with no FAILURE or ALWAYS edge", failed.join(", ")),
         };
         if state == RunState::Succeeded {
             run.alarm_status = crate::model::alarm_status::NOT_NEEDED;
         }
     }
-    Ok(())
 }
 
 /// A DECISION node: its expression over the context; SUCCEEDED with the result, or FAILED.
@@ -414,98 +483,59 @@ fn evaluate(node_def: &NodeDef, node: &mut NodeRun, run: &WorkflowRun, now: i64)
     }
 }
 
-/// A JOB node that may run: its next attempt's run row inserted (the claim), the trigger to
-/// fire it queued for after the commit; or FAILED when its job or parameter cannot be had.
-#[allow(clippy::too_many_arguments)]
-async fn claim_job(
-    tx: &mut RunTx,
-    engine: &Engine,
+/// A JOB node that may run: RUNNING in its next attempt, whose run row the batch inserts (the
+/// claim); or FAILED when its job or parameter cannot be had.
+fn claim_job(
+    look: &Look<'_>,
     node_def: &NodeDef,
     node: &mut NodeRun,
     run: &WorkflowRun,
-    jobs: &HashMap<i32, JobInfo>,
-    now: i64,
-    moved: &mut Moved,
-) -> StoreResult<()> {
+    at: usize,
+) -> Option<Claim> {
+    let now = look.now;
     let fail = |node: &mut NodeRun, why: String| {
         node.state = NodeState::Failed;
         node.start_time = now;
         node.end_time = now;
         node.message = why;
     };
-    let Some(job) = node_def.job_id.and_then(|id| jobs.get(&id)) else {
-        fail(
-            node,
-            format!(
-                "job {} does not exist any more",
-                node_def.job_id.unwrap_or(0)
-            ),
-        );
-        return Ok(());
+    let Some(job) = node_def.job_id.and_then(|id| look.jobs.get(&id)) else {
+        fail(node, format!("job {} does not exist any more", node_def.job_id.unwrap_or(0)));
+        return None;
     };
     let param = match node_def.params.as_deref() {
         Some(p) => match substitute(p, &run.context, &run.params) {
             Ok(p) => p,
             Err(why) => {
                 fail(node, format!("params: {why}"));
-                return Ok(());
+                return None;
             }
         },
         None => job.executor_param.clone(),
     };
     if param.len() > crate::model::EXECUTOR_PARAM_MAX {
-        fail(
-            node,
-            format!(
-                "params: the parameter has {} bytes with the context's values, more than {}",
-                param.len(),
-                crate::model::EXECUTOR_PARAM_MAX
-            ),
-        );
-        return Ok(());
+        fail(node, format!(
+            "params: the parameter has {} bytes with the context's values, more than {}",
+            param.len(),
+            crate::model::EXECUTOR_PARAM_MAX
+        ));
+        return None;
     }
-    let attempt = node.attempt + 1;
-    let row = NodeLogRow {
-        row: NewRunRow {
-            job_group: job.job_group,
-            job_id: job.id,
-            trigger_type: TriggerType::Workflow,
-            schedule_time: 0,
-            trigger_time: now,
-            executor_handler: Some(job.executor_handler.clone()),
-            executor_param: Some(param.clone()),
-            executor_sharding_param: None,
-            executor_fail_retry_count: 0,
-            trigger_msg: Some(format!(
-                "Trigger type：Workflow node trigger<br>Workflow run：{}<br>Node：{} (attempt {attempt})<br>",
-                run.id, node.node_key
-            )),
-        },
-        run_id: run.id,
-        node_key: node.node_key.clone(),
-        attempt,
-    };
-    let log_id = tx.insert_node_log(&row).await?;
-    node.attempt = attempt;
+    node.attempt += 1;
     node.state = NodeState::Running;
-    node.log_id = log_id;
-    node.log_ids.push(log_id);
-    node.owner = engine.node_id.to_string();
+    node.log_id = 0;
+    node.owner = look.engine.node_id.to_string();
     node.start_time = now;
     node.end_time = 0;
     node.retry_at = 0;
     node.output = None;
-    let mut t = Trigger::new(job.id, TriggerType::Workflow, 0);
-    t.executor_param = Some(param);
-    t.fail_retry_count = Some(0);
-    t.node = Some(NodeFire {
-        log_id,
-        run_id: run.id,
+    Some(Claim {
+        run: at,
+        node_key: node.node_key.clone(),
+        job_id: job.id,
+        param,
         timeout_secs: node_def.timeout_secs,
-        context: Arc::from(run.context.as_str()),
-    });
-    moved.fires.push(t);
-    Ok(())
+    })
 }
 
 /// The run's timeout passed: it ends TIMED_OUT, its waiting nodes are cancelled and its running

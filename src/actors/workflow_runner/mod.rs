@@ -16,7 +16,7 @@ mod advance;
 mod alarms;
 mod start;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,7 +36,7 @@ use crate::executor_calls::{Credentials, ExecutorCalls};
 use crate::metrics::AdminMetrics;
 use crate::model::{executor_token, NodeState, RunState};
 use crate::protocol::{AdminProtocol, SUCCESS_CODE};
-use crate::store::{ActorStore, LogResultRow, Store, StoreError, StoreResult};
+use crate::store::{ActorStore, LogResultRow, Store, StoreResult};
 use crate::workflow::context::ContextLimits;
 
 pub use start::FireRequest;
@@ -48,6 +48,8 @@ const RESEND_AFTER_MS: i64 = 10_000;
 const RESEND_OWN_AFTER_MS: i64 = 60_000;
 /// A running run unchanged for this long is looked at again.
 const STALE_AFTER_MS: i64 = 30_000;
+/// Runs moved on in one transaction.
+const MOVE_BATCH: usize = 200;
 /// Runs looked at per pass.
 const LOOK_BATCH: i64 = 200;
 /// Runs looked at by the first pass after a start (the rest when they go stale).
@@ -77,21 +79,21 @@ pub struct KillOrder {
     pub log_id: i64,
 }
 
-/// What a change to a run leaves to do once its transaction has committed.
+/// What changes to runs leave to do once their transaction has committed.
 #[derive(Debug, Default)]
 pub struct Moved {
     /// Node attempts to fire.
     pub fires: Vec<Trigger>,
     /// Node attempts to kill.
     pub kills: Vec<KillOrder>,
-    /// The run ended: its workflow and end state (a queued run may start).
-    pub ended: Option<(i32, RunState)>,
+    /// Runs that ended: their workflow and end state (a queued run may start).
+    pub ended: Vec<(i32, RunState)>,
     /// Nodes that ended, with how long they ran (ms), for the metrics.
     pub node_ends: Vec<(NodeState, i64)>,
-    /// Look at the run again (an action reopened it).
-    pub look_again: bool,
-    /// Look at the run again at this instant (a claimed call may need sending again then).
-    pub look_at: Option<(i64, i64)>,
+    /// Runs to look at again now (an action reopened them).
+    pub look_again: Vec<i64>,
+    /// Runs to look at again at an instant (a claimed call may need sending again then).
+    pub look_at: Vec<(i64, i64)>,
 }
 
 /// What a fire did.
@@ -227,12 +229,12 @@ impl WorkflowRunner {
             act.moving = false;
             match done {
                 Ok(results) => {
-                    for (run_id, result) in results {
+                    for (run_ids, result) in results {
                         match result {
                             Ok(moved) => act.follow(moved, ctx),
                             Err(e) => {
                                 let level = act.store.failure_level(log::Level::Error);
-                                log::log!(level, "workflow run {run_id}: cannot move it on: {e}");
+                                log::log!(level, "workflow runs {run_ids:?}: cannot move them on: {e}");
                             }
                         }
                     }
@@ -258,34 +260,34 @@ impl WorkflowRunner {
         if !moved.kills.is_empty() {
             self.kill(moved.kills, ctx);
         }
-        if let Some((run_id, at)) = moved.look_at {
+        self.pending.extend(moved.look_again);
+        for (run_id, at) in moved.look_at {
             let wait = Duration::from_millis((at - now_ms()).clamp(0, STALE_AFTER_MS) as u64);
             ctx.run_later(wait, move |act, ctx| {
                 act.pending.insert(run_id);
                 act.move_pending(ctx);
             });
         }
-        if let Some((workflow_id, state)) = moved.ended {
+        let mut freed: BTreeSet<i32> = BTreeSet::new();
+        for (workflow_id, state) in moved.ended {
             self.metrics.workflow().run_reached(state.as_str());
             log::info!("workflow {workflow_id}: a run ended {state}");
+            freed.insert(workflow_id);
+        }
+        for workflow_id in freed {
             let store = self.store.clone();
             let work = async move {
                 store
                     .run(move |s| async move { start::start_queued(&s, workflow_id, now_ms()).await })
                     .await
             };
-            ctx.spawn(
-                work.into_actor(self)
-                    .map(move |started, act, ctx| match started {
-                        Ok(runs) => {
-                            act.pending.extend(runs);
-                            act.move_pending(ctx);
-                        }
-                        Err(e) => {
-                            log::error!("workflow {workflow_id}: cannot start its queued runs: {e}")
-                        }
-                    }),
-            );
+            ctx.spawn(work.into_actor(self).map(move |started, act, ctx| match started {
+                Ok(runs) => {
+                    act.pending.extend(runs);
+                    act.move_pending(ctx);
+                }
+                Err(e) => log::error!("workflow {workflow_id}: cannot start its queued runs: {e}"),
+            }));
         }
     }
 
@@ -436,54 +438,33 @@ impl WorkflowRunner {
     }
 }
 
-/// Moves each of `runs` on, reading the jobs and live admins they need once.
+/// Moves `runs` on in batches of [`MOVE_BATCH`], one transaction each; a batch that fails is
+/// moved again run by run, so one run that cannot move does not hold the others back. Each
+/// result names the runs it is about.
 async fn advance_runs(
     store: &Store,
     engine: &Engine,
     runs: &[i64],
-) -> Vec<(i64, StoreResult<Moved>)> {
-    let mut out = Vec::with_capacity(runs.len());
+) -> Vec<(Vec<i64>, StoreResult<Moved>)> {
     let live: HashSet<String> = match store.beating_nodes(now_ms() - NODE_DEAD_AFTER_MS).await {
         Ok(nodes) => nodes.into_iter().collect(),
-        Err(e) => {
-            return runs.iter().map(|id| (*id, Err(clone_error(&e)))).collect();
-        }
+        Err(e) => return vec![(runs.to_vec(), Err(e))],
     };
-    for &run_id in runs {
-        out.push((run_id, advance_one(store, engine, run_id, &live).await));
+    let mut out = Vec::new();
+    for batch in runs.chunks(MOVE_BATCH) {
+        match advance::advance_batch(store, engine, batch, &live, now_ms()).await {
+            Ok(moved) => out.push((batch.to_vec(), Ok(moved))),
+            Err(e) if batch.len() == 1 || e.is_outage() => out.push((batch.to_vec(), Err(e))),
+            Err(e) => {
+                log::warn!("{} workflow runs not moved on together ({e}): one by one", batch.len());
+                for &id in batch {
+                    let one = advance::advance_batch(store, engine, &[id], &live, now_ms()).await;
+                    out.push((vec![id], one));
+                }
+            }
+        }
     }
     out
-}
-
-fn clone_error(e: &StoreError) -> StoreError {
-    StoreError::Task(e.to_string())
-}
-
-async fn advance_one(
-    store: &Store,
-    engine: &Engine,
-    run_id: i64,
-    live: &HashSet<String>,
-) -> StoreResult<Moved> {
-    let Some(run) = store.get_run(run_id).await? else {
-        return Ok(Moved::default());
-    };
-    if run.state != RunState::Running {
-        return Ok(Moved::default());
-    }
-    let ids: Vec<i32> = run
-        .definition
-        .nodes
-        .iter()
-        .filter_map(|n| n.job_id)
-        .collect();
-    let jobs: HashMap<i32, _> = store
-        .get_jobs(&ids)
-        .await?
-        .into_iter()
-        .map(|j| (j.id, j))
-        .collect();
-    advance::advance_run(store, engine, run_id, &jobs, live, now_ms()).await
 }
 
 impl Actor for WorkflowRunner {
@@ -567,10 +548,7 @@ impl Handler<ActOnRun> for WorkflowRunner {
                 .map(|r| (run_id, r))
         };
         Box::pin(work.into_actor(self).map(|done, act, ctx| match done {
-            Ok((run_id, Ok(moved))) => {
-                if moved.look_again {
-                    act.pending.insert(run_id);
-                }
+            Ok((_, Ok(moved))) => {
                 act.follow(moved, ctx);
                 act.move_pending(ctx);
                 Ok(())
