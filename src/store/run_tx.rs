@@ -7,10 +7,11 @@ use std::collections::HashMap;
 use super::rows::{bind_params, Param, RowExt};
 use super::schedule::{on_tx, Tx};
 use super::workflow_runs::{join_log_ids, node_from_row, run_from_row, NODE_COLUMNS, RUN_COLUMNS};
+use super::jobs::{job_from_row, JOB_COLUMNS};
 use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
 use super::{placeholders, Db, Store, StoreResult};
 use crate::model::{
-    storable_text, NewRunRow, NodeRun, RunState, Workflow, WorkflowRun, MESSAGE_MAX_CHARS,
+    storable_text, JobInfo, NewRunRow, NodeRun, RunState, Workflow, WorkflowRun, MESSAGE_MAX_CHARS,
     TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 
@@ -395,6 +396,27 @@ impl RunTx {
             runs.extend(found);
         }
         Ok(runs)
+    }
+
+    /// The jobs `ids`, read in the transaction: a second connection asked for while this one
+    /// holds SQLite's write lock could wait on a pool that the lock's waiters have emptied.
+    pub async fn jobs(&mut self, ids: &[i32]) -> StoreResult<Vec<JobInfo>> {
+        let mut jobs = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BULK_CHUNK) {
+            let sql = format!(
+                "SELECT {JOB_COLUMNS} FROM job_info WHERE id IN ({})",
+                placeholders(chunk.len())
+            );
+            let params: Vec<Param> = chunk.iter().map(|i| Param::Int(*i)).collect();
+            let found = on_tx!(self, &sql, |tx, stmt| bind_params!(sqlx::query(stmt).persistent(false), params)
+                .fetch_all(&mut **tx)
+                .await?
+                .iter()
+                .map(job_from_row)
+                .collect::<StoreResult<Vec<_>>>()?);
+            jobs.extend(found);
+        }
+        Ok(jobs)
     }
 
     /// The nodes of the runs `run_ids`.

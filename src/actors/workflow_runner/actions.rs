@@ -19,13 +19,13 @@ pub(super) async fn act(
     now: i64,
 ) -> StoreResult<Result<Moved, ActionError>> {
     let mut moved = Moved::default();
-    let mut tx = store.begin_run_tx().await?;
     // a run that frees a slot lets a queued one start: the workflow is locked first, as a start
-    // locks it, so the two never wait for each other in opposite orders
+    // locks it, so the two never wait for each other in opposite orders (a run's workflow never
+    // changes, so it is read before the transaction)
     let Some(peek) = store.get_run(run_id).await? else {
-        tx.commit().await?;
         return Ok(Err(ActionError::NotFound));
     };
+    let mut tx = store.begin_run_tx().await?;
     let workflow = tx.lock_workflow(peek.workflow_id).await?;
     let Some(mut run) = tx.lock_run(run_id).await? else {
         tx.commit().await?;

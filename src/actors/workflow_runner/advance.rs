@@ -122,8 +122,8 @@ pub(super) async fn advance_batch(
         .collect();
     job_ids.sort_unstable();
     job_ids.dedup();
-    let jobs: HashMap<i32, JobInfo> = store
-        .get_jobs(&job_ids)
+    let jobs: HashMap<i32, JobInfo> = tx
+        .jobs(&job_ids)
         .await?
         .into_iter()
         .map(|j| (j.id, j))

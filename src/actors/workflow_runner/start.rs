@@ -239,68 +239,97 @@ pub(super) async fn fire_due(
     default_tz: chrono_tz::Tz,
     now: i64,
 ) -> StoreResult<Vec<(StartOutcome, Moved)>> {
+    let mut started = Vec::new();
+    // page on until no more are due: a fired workflow's next fire time leaves the window
+    let mut due_list = Vec::new();
+    for _ in 0..DUE_PAGES {
+        let page = store.due_workflows(now, DUE_PAGE).await?;
+        let last = page.len() < DUE_PAGE as usize;
+        due_list.extend(page);
+        if last {
+            break;
+        }
+        for due in std::mem::take(&mut due_list) {
+            started.extend(fire_one(store, default_tz, now, due).await?);
+        }
+    }
+    for due in due_list {
+        started.extend(fire_one(store, default_tz, now, due).await?);
+    }
+    Ok(started)
+}
+
+/// Workflows read per page of due ones.
+const DUE_PAGE: i64 = 200;
+/// Pages of due workflows fired per pass; the rest wait for the next second.
+const DUE_PAGES: usize = 20;
+
+/// Fires one due workflow in a transaction of its own: its fire time claimed, then a run
+/// started, queued or skipped (none for a misfire under DO_NOTHING).
+async fn fire_one(
+    store: &Store,
+    default_tz: chrono_tz::Tz,
+    now: i64,
+    due: Workflow,
+) -> StoreResult<Option<(StartOutcome, Moved)>> {
     use crate::actors::timing_rules::MISFIRE_AFTER_MS;
     use crate::model::MisfireStrategy;
     use crate::timing::{next_fire_time, parse_timezone};
-
-    let mut started = Vec::new();
-    for due in store.due_workflows(now, 100).await? {
-        let tz = parse_timezone(&due.timezone, default_tz).unwrap_or(default_tz);
-        let fire_time = due.trigger_next_time;
-        let late = now - fire_time > MISFIRE_AFTER_MS;
-        // the next fire time after this one, or after now for a misfire
-        let from = if late { now } else { fire_time };
-        let next = match next_fire_time(due.schedule_type, &due.schedule_conf, tz, from) {
-            Ok(next) => next,
-            Err(e) => {
-                log::warn!(
-                    "workflow {}: its schedule cannot be read ({e}); stopping it",
-                    due.id
-                );
-                None
-            }
-        };
-        let mut moved = Moved::default();
-        let mut tx = store.begin_run_tx().await?;
-        let Some(w) = tx.lock_workflow(due.id).await? else {
-            tx.commit().await?;
-            continue;
-        };
-        if !tx
-            .claim_workflow_fire(w.id, fire_time, fire_time, next)
-            .await?
-        {
-            // another admin fired it, or it was edited or stopped meanwhile
-            tx.commit().await?;
-            continue;
+    let tz = parse_timezone(&due.timezone, default_tz).unwrap_or(default_tz);
+    let fire_time = due.trigger_next_time;
+    let late = now - fire_time > MISFIRE_AFTER_MS;
+    // the next fire time after this one, or after now for a misfire
+    let from = if late { now } else { fire_time };
+    let next = match next_fire_time(due.schedule_type, &due.schedule_conf, tz, from) {
+        Ok(next) => next,
+        Err(e) => {
+            log::warn!(
+                "workflow {}: its schedule cannot be read ({e}); stopping it",
+                due.id
+            );
+            None
         }
-        let trigger_type = match (late, w.misfire_strategy) {
-            (false, _) => Some(TriggerType::Cron),
-            (true, MisfireStrategy::FireOnceNow) => Some(TriggerType::Misfire),
-            (true, MisfireStrategy::DoNothing) => None,
-        };
-        match trigger_type {
-            Some(trigger_type) => {
-                let req = FireRequest {
-                    workflow_id: w.id,
-                    trigger_type,
-                    params: String::new(),
-                    schedule_time: fire_time,
-                };
-                let outcome = start_in_tx(&mut tx, &w, &req, now, &mut moved).await?;
-                tx.commit().await?;
-                started.push((outcome, moved));
-            }
-            None => {
-                tx.commit().await?;
-                log::warn!(
-                    "workflow {} ({}): fire time {fire_time} missed by {} s; DO_NOTHING skips it",
-                    w.id,
-                    w.name,
-                    (now - fire_time) / 1_000
-                );
-            }
+    };
+    let mut moved = Moved::default();
+    let mut tx = store.begin_run_tx().await?;
+    let Some(w) = tx.lock_workflow(due.id).await? else {
+        tx.commit().await?;
+        return Ok(None);
+    };
+    if !tx
+        .claim_workflow_fire(w.id, fire_time, fire_time, next)
+        .await?
+    {
+        // another admin fired it, or it was edited or stopped meanwhile
+        tx.commit().await?;
+        return Ok(None);
+    }
+    let trigger_type = match (late, w.misfire_strategy) {
+        (false, _) => Some(TriggerType::Cron),
+        (true, MisfireStrategy::FireOnceNow) => Some(TriggerType::Misfire),
+        (true, MisfireStrategy::DoNothing) => None,
+    };
+    match trigger_type {
+        Some(trigger_type) => {
+            let req = FireRequest {
+                workflow_id: w.id,
+                trigger_type,
+                params: String::new(),
+                schedule_time: fire_time,
+            };
+            let outcome = start_in_tx(&mut tx, &w, &req, now, &mut moved).await?;
+            tx.commit().await?;
+            Ok(Some((outcome, moved)))
+        }
+        None => {
+            tx.commit().await?;
+            log::warn!(
+                "workflow {} ({}): fire time {fire_time} missed by {} s; DO_NOTHING skips it",
+                w.id,
+                w.name,
+                (now - fire_time) / 1_000
+            );
+            Ok(None)
         }
     }
-    Ok(started)
 }
