@@ -70,12 +70,17 @@ async fn plain(ctx: &Ctx, rate: usize, secs: u64) -> Result<Side, String> {
         let group = stage.group;
         stage
             .db
-            .insert_jobs(rate, |i| scheduled_job(group, i, (ScheduleType::FixRate, "1"), t0))
+            .insert_jobs(rate, |i| {
+                scheduled_job(group, i, (ScheduleType::FixRate, "1"), t0)
+            })
             .await?;
         let (from, to) = (t0 + 2_000, t0 + secs as i64 * 1_000);
         let cpu = cpu_between(&stage, from, to).await?;
         let fires = rows_between(&stage.db.store, from, to, false).await?.len();
-        Ok(Side { fires, cpu_secs: cpu })
+        Ok(Side {
+            fires,
+            cpu_secs: cpu,
+        })
     }
     .await;
     stage.finish().await;
@@ -198,7 +203,12 @@ async fn measure_workflows(stage: &Stage, rate: usize, secs: u64) -> Result<Flow
     for i in 0..CHAIN.len() {
         let mut job = scheduled_job(group, i, (ScheduleType::None, ""), 0);
         job.trigger_status = 0;
-        let id = stage.db.store.insert_job(&job).await.map_err(|e| format!("job: {e}"))?;
+        let id = stage
+            .db
+            .store
+            .insert_job(&job)
+            .await
+            .map_err(|e| format!("job: {e}"))?;
         jobs.push(id);
     }
     let def = chain(&jobs);
@@ -215,16 +225,26 @@ async fn measure_workflows(stage: &Stage, rate: usize, secs: u64) -> Result<Flow
     let cpu = cpu_between(stage, from, to).await?;
     let _ = started;
     // stop the schedules, then let the runs in flight end
-    for w in stage.db.store.workflows_of_group(group).await.map_err(|e| e.to_string())? {
+    for w in stage
+        .db
+        .store
+        .workflows_of_group(group)
+        .await
+        .map_err(|e| e.to_string())?
+    {
         let _ = stage.db.store.stop_workflow(w.id, now_ms()).await;
     }
     sleep_until_epoch_ms(now_ms() + 3_000).await;
     let rows = rows_between(&stage.db.store, from, to, true).await?;
     let receipts: HashMap<i64, Vec<i64>> =
-        stage.sim.receipts().into_iter().fold(HashMap::new(), |mut m, r| {
-            m.entry(r.log_id).or_default().push(r.at_us);
-            m
-        });
+        stage
+            .sim
+            .receipts()
+            .into_iter()
+            .fold(HashMap::new(), |mut m, r| {
+                m.entry(r.log_id).or_default().push(r.at_us);
+                m
+            });
     let repeated = receipts.values().filter(|v| v.len() > 1).count();
     let mut by_run: HashMap<i64, HashMap<String, &Row>> = HashMap::new();
     for r in &rows {
@@ -254,7 +274,10 @@ async fn measure_workflows(stage: &Stage, rate: usize, secs: u64) -> Result<Flow
         .iter()
         .filter(|r| (from..to - 2_000).contains(&r.create_time))
         .collect();
-    let skipped_runs = in_window.iter().filter(|r| r.state == RunState::Skipped).count();
+    let skipped_runs = in_window
+        .iter()
+        .filter(|r| r.state == RunState::Skipped)
+        .count();
     let failed_runs = in_window
         .iter()
         .filter(|r| !matches!(r.state, RunState::Succeeded | RunState::Skipped))
@@ -283,7 +306,10 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         load_average()
     );
     let flow = workflows(ctx, opts.rate, opts.duration).await?;
-    println!("plain: {} fires/s for {} s on {backend}", opts.rate, opts.duration);
+    println!(
+        "plain: {} fires/s for {} s on {backend}",
+        opts.rate, opts.duration
+    );
     let plain = plain(ctx, opts.rate, opts.duration).await?;
     let hand = summarize(&flow.hand_offs);
     let mut t = Table::new(

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
+use super::jobs::{job_from_row, JOB_COLUMNS};
 use super::rows::{bind_params, Param, RowExt};
 use super::schedule::{on_tx, Tx};
 use super::workflow_runs::{join_log_ids, node_from_row, run_from_row, NODE_COLUMNS, RUN_COLUMNS};
-use super::jobs::{job_from_row, JOB_COLUMNS};
 use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
 use super::{placeholders, Db, Store, StoreResult};
 use crate::model::{
@@ -93,7 +93,6 @@ impl Store {
         };
         Ok(RunTx { tx })
     }
-
 }
 
 impl RunTx {
@@ -387,12 +386,15 @@ impl RunTx {
                 placeholders(chunk.len())
             );
             let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
-            let found = on_tx!(self, &sql, |tx, stmt| bind_params!(sqlx::query(stmt).persistent(false), params)
-                .fetch_all(&mut **tx)
-                .await?
-                .iter()
-                .map(run_from_row)
-                .collect::<StoreResult<Vec<_>>>()?);
+            let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
+                sqlx::query(stmt).persistent(false),
+                params
+            )
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(run_from_row)
+            .collect::<StoreResult<Vec<_>>>()?);
             runs.extend(found);
         }
         Ok(runs)
@@ -408,12 +410,15 @@ impl RunTx {
                 placeholders(chunk.len())
             );
             let params: Vec<Param> = chunk.iter().map(|i| Param::Int(*i)).collect();
-            let found = on_tx!(self, &sql, |tx, stmt| bind_params!(sqlx::query(stmt).persistent(false), params)
-                .fetch_all(&mut **tx)
-                .await?
-                .iter()
-                .map(job_from_row)
-                .collect::<StoreResult<Vec<_>>>()?);
+            let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
+                sqlx::query(stmt).persistent(false),
+                params
+            )
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(job_from_row)
+            .collect::<StoreResult<Vec<_>>>()?);
             jobs.extend(found);
         }
         Ok(jobs)
@@ -428,12 +433,15 @@ impl RunTx {
                 placeholders(chunk.len())
             );
             let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
-            let found = on_tx!(self, &sql, |tx, stmt| bind_params!(sqlx::query(stmt).persistent(false), params)
-                .fetch_all(&mut **tx)
-                .await?
-                .iter()
-                .map(node_from_row)
-                .collect::<StoreResult<Vec<_>>>()?);
+            let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
+                sqlx::query(stmt).persistent(false),
+                params
+            )
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(node_from_row)
+            .collect::<StoreResult<Vec<_>>>()?);
             nodes.extend(found);
         }
         Ok(nodes)
@@ -446,8 +454,19 @@ impl RunTx {
             log_ids, owner, output, decision, message, ready_time, start_time, end_time, retry_at";
         const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
         const SET: [&str; 13] = [
-            "state", "attempt", "base_attempt", "log_id", "log_ids", "owner", "output",
-            "decision", "message", "ready_time", "start_time", "end_time", "retry_at",
+            "state",
+            "attempt",
+            "base_attempt",
+            "log_id",
+            "log_ids",
+            "owner",
+            "output",
+            "decision",
+            "message",
+            "ready_time",
+            "start_time",
+            "end_time",
+            "retry_at",
         ];
         let upsert = match self.tx {
             Tx::MySql(_) => format!(

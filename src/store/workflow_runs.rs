@@ -12,7 +12,8 @@ use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 
 use crate::model::{parse_id_list, Definition, NodeRun, WorkflowRun};
 
-pub(super) const RUN_COLUMNS: &str = "id, workflow_id, job_group, version, definition, state, paused, \
+pub(super) const RUN_COLUMNS: &str =
+    "id, workflow_id, job_group, version, definition, state, paused, \
     trigger_type, params, context, message, schedule_time, create_time, start_time, end_time, \
     deadline, alarm_status";
 
@@ -273,4 +274,3 @@ impl Store {
             .collect())
     }
 }
-

@@ -39,7 +39,13 @@ fn five_nodes(jobs: &HashMap<&str, i32>) -> Definition {
     };
     Definition {
         nodes: NODES.iter().map(|k| node(k)).collect(),
-        edges: vec![edge("a", "b"), edge("a", "c"), edge("b", "d"), edge("c", "d"), edge("d", "e")],
+        edges: vec![
+            edge("a", "b"),
+            edge("a", "c"),
+            edge("b", "d"),
+            edge("c", "d"),
+            edge("d", "e"),
+        ],
     }
 }
 
@@ -90,19 +96,28 @@ async fn three_admins_one_killed(backend: Backend) {
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let bases: Vec<String> = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
+    let bases: Vec<String> = ports
+        .iter()
+        .map(|p| format!("http://127.0.0.1:{p}"))
+        .collect();
     let mut admins: Vec<Child> = vec![start_admin(&db.url, ports[0], dir.path(), "a0", None)];
     wait_healthy(ports[0]).await;
-    for i in 1..3 {
-        admins.push(start_admin(&db.url, ports[i], dir.path(), &format!("a{i}"), None));
-        wait_healthy(ports[i]).await;
+    for (i, port) in ports.iter().enumerate().skip(1) {
+        admins.push(start_admin(
+            &db.url,
+            *port,
+            dir.path(),
+            &format!("a{i}"),
+            None,
+        ));
+        wait_healthy(*port).await;
     }
     let base_refs: Vec<&str> = bases.iter().map(String::as_str).collect();
     let worker = Worker::start_for(&base_refs, TOKEN, "wf-cluster", &NODES).await;
     let group = crate::support::db_group(&db.store, "wf-cluster").await;
     let mut jobs = HashMap::new();
     for n in NODES {
-        let mut job = jobwheel::model::JobInfo::new(group, &format!("node {n}"), n);
+        let mut job = jobwheel::model::JobInfo::new(group, format!("node {n}"), n);
         job.add_time = now_ms();
         jobs.insert(n, db.store.insert_job(&job).await.expect("job"));
     }
@@ -110,7 +125,10 @@ async fn three_admins_one_killed(backend: Backend) {
     // the first fire time 10 s from now at the earliest, on a multiple of 10 s
     let first = (now_ms() / 10_000 + 2) * 10_000;
     for i in 0..WORKFLOWS {
-        db.store.insert_workflow(&workflow(group, i, &def, first)).await.expect("workflow");
+        db.store
+            .insert_workflow(&workflow(group, i, &def, first))
+            .await
+            .expect("workflow");
     }
     // four fire times; the middle admin is killed 15 s in and started again 10 s later
     sleep_until_epoch_ms(first + 15_000).await;
@@ -142,26 +160,56 @@ async fn three_admins_one_killed(backend: Backend) {
     // each (workflow, fire time) made one run, and the four fire times all fired
     let mut per_fire: HashMap<(i32, i64), usize> = HashMap::new();
     for r in &runs {
-        *per_fire.entry((r.workflow_id, r.schedule_time)).or_default() += 1;
+        *per_fire
+            .entry((r.workflow_id, r.schedule_time))
+            .or_default() += 1;
     }
-    assert!(per_fire.values().all(|n| *n == 1), "a fire time made two runs");
-    let fired: Vec<&(i32, i64)> = per_fire.keys().filter(|(_, t)| (first..=last_fire).contains(t)).collect();
-    assert_eq!(fired.len(), WORKFLOWS * 4, "every workflow fired at each of the four times");
-    let bad: Vec<_> = runs.iter().filter(|r| r.state != RunState::Succeeded).collect();
-    assert!(bad.is_empty(), "runs that did not succeed: {:?}", bad.iter().take(5).map(|r| (r.id, r.state, &r.message)).collect::<Vec<_>>());
+    assert!(
+        per_fire.values().all(|n| *n == 1),
+        "a fire time made two runs"
+    );
+    let fired: Vec<&(i32, i64)> = per_fire
+        .keys()
+        .filter(|(_, t)| (first..=last_fire).contains(t))
+        .collect();
+    assert_eq!(
+        fired.len(),
+        WORKFLOWS * 4,
+        "every workflow fired at each of the four times"
+    );
+    let bad: Vec<_> = runs
+        .iter()
+        .filter(|r| r.state != RunState::Succeeded)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "runs that did not succeed: {:?}",
+        bad.iter()
+            .take(5)
+            .map(|r| (r.id, r.state, &r.message))
+            .collect::<Vec<_>>()
+    );
 
     // by the executor's record: each node of each run ran once
     let rows = node_rows(&db.store).await;
     let mut ran: HashMap<(i64, String), usize> = HashMap::new();
     for r in worker.runs() {
-        let key = rows.get(&r.log_id).cloned().expect("an executor run is a node's run row");
+        let key = rows
+            .get(&r.log_id)
+            .cloned()
+            .expect("an executor run is a node's run row");
         *ran.entry(key).or_default() += 1;
     }
     let twice: Vec<_> = ran.iter().filter(|(_, n)| **n > 1).take(5).collect();
     assert!(twice.is_empty(), "nodes that ran twice: {twice:?}");
     for r in &runs {
         for n in NODES {
-            assert_eq!(ran.get(&(r.id, n.to_string())), Some(&1), "run {} node {n}", r.id);
+            assert_eq!(
+                ran.get(&(r.id, n.to_string())),
+                Some(&1),
+                "run {} node {n}",
+                r.id
+            );
         }
     }
     assert_eq!(ran.len(), runs.len() * NODES.len());

@@ -43,7 +43,7 @@ pub(super) async fn act(
                 conflict("only a queued or running run can be cancelled", &run)
             } else {
                 cancel_in_tx(&mut tx, run_id, &format!("cancelled by {by}"), now, &mut moved).await?;
-                moved.ended.push((run.workflow_id, RunState::Cancelled));
+                moved.ended.push((run.workflow_id, run.id, RunState::Cancelled));
                 Ok(())
             }
         }

@@ -82,6 +82,7 @@ struct Claim {
 /// One run of a batch with its nodes, before and after.
 struct Moving {
     run: WorkflowRun,
+    run_before: WorkflowRun,
     nodes: BTreeMap<String, NodeRun>,
     before: BTreeMap<String, NodeRun>,
 }
@@ -107,7 +108,10 @@ pub(super) async fn advance_batch(
     let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
     let mut nodes_by_run: HashMap<i64, BTreeMap<String, NodeRun>> = HashMap::new();
     for n in tx.nodes_of(&ids).await? {
-        nodes_by_run.entry(n.run_id).or_default().insert(n.node_key.clone(), n);
+        nodes_by_run
+            .entry(n.run_id)
+            .or_default()
+            .insert(n.node_key.clone(), n);
     }
     let running: Vec<i64> = nodes_by_run
         .values()
@@ -135,6 +139,7 @@ pub(super) async fn advance_batch(
     for mut run in runs {
         let mut nodes = nodes_by_run.remove(&run.id).unwrap_or_default();
         let before = nodes.clone();
+        let run_before = run.clone();
         let def = run.definition.clone();
         let look = Look {
             engine,
@@ -149,7 +154,12 @@ pub(super) async fn advance_batch(
         } else {
             decide(&look, &def, &mut run, &mut nodes, batch.len(), &mut claims);
         }
-        batch.push(Moving { run, nodes, before });
+        batch.push(Moving {
+            run_before,
+            run,
+            nodes,
+            before,
+        });
     }
 
     // every attempt claimed: one insert of their run rows, then their triggers
@@ -202,7 +212,11 @@ pub(super) async fn advance_batch(
     }
 
     let mut changed: Vec<&NodeRun> = Vec::new();
+    // runs whose row must be written: changed, or looked at for nothing (its update time
+    // moves on, so the stale look waits again); a run whose nodes alone moved keeps its row
+    let mut to_save: Vec<&WorkflowRun> = Vec::new();
     for m in &batch {
+        let nodes_before = changed.len();
         for (key, node) in &m.nodes {
             let was = m.before.get(key);
             if was == Some(node) {
@@ -215,13 +229,16 @@ pub(super) async fn advance_batch(
                     .push((node.state, (node.end_time - node.start_time).max(0)));
             }
         }
+        if m.run != m.run_before || changed.len() == nodes_before {
+            to_save.push(&m.run);
+        }
+        if m.run.state.ended() {
+            moved.ended.push((m.run.workflow_id, m.run.id, m.run.state));
+        }
     }
     tx.save_nodes(&changed).await?;
-    for m in &batch {
-        tx.save_run(&m.run, now).await?;
-        if m.run.state.ended() {
-            moved.ended.push((m.run.workflow_id, m.run.state));
-        }
+    for run in to_save {
+        tx.save_run(run, now).await?;
     }
     tx.logs_alarm_handled(&handled).await?;
     tx.commit().await?;
@@ -267,7 +284,11 @@ fn collect_results(
         };
         let node = nodes.get_mut(&key).expect("a node of the run");
         let success = log.handle_code == OK;
-        node.end_time = if log.handle_time > 0 { log.handle_time } else { now };
+        node.end_time = if log.handle_time > 0 {
+            log.handle_time
+        } else {
+            now
+        };
         if success {
             let message = log.handle_msg.clone().unwrap_or_default();
             match output_of(&message) {
@@ -455,7 +476,10 @@ fn decide(
             (RunState::Succeeded, false) => {
                 format!("succeeded; handled failures of {}", failed.join(", "))
             }
-            _ => format!("failed: {} failed with no FAILURE or ALWAYS edge", failed.join(", ")),
+            _ => format!(
+                "failed: {} failed with no FAILURE or ALWAYS edge",
+                failed.join(", ")
+            ),
         };
         if state == RunState::Succeeded {
             run.alarm_status = crate::model::alarm_status::NOT_NEEDED;
@@ -500,7 +524,13 @@ fn claim_job(
         node.message = why;
     };
     let Some(job) = node_def.job_id.and_then(|id| look.jobs.get(&id)) else {
-        fail(node, format!("job {} does not exist any more", node_def.job_id.unwrap_or(0)));
+        fail(
+            node,
+            format!(
+                "job {} does not exist any more",
+                node_def.job_id.unwrap_or(0)
+            ),
+        );
         return None;
     };
     let param = match node_def.params.as_deref() {
@@ -514,11 +544,14 @@ fn claim_job(
         None => job.executor_param.clone(),
     };
     if param.len() > crate::model::EXECUTOR_PARAM_MAX {
-        fail(node, format!(
-            "params: the parameter has {} bytes with the context's values, more than {}",
-            param.len(),
-            crate::model::EXECUTOR_PARAM_MAX
-        ));
+        fail(
+            node,
+            format!(
+                "params: the parameter has {} bytes with the context's values, more than {}",
+                param.len(),
+                crate::model::EXECUTOR_PARAM_MAX
+            ),
+        );
         return None;
     }
     node.attempt += 1;

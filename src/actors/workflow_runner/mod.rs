@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use chrono_tz::Tz;
 
-use super::dispatch::Dispatcher;
+use super::dispatch::{Dispatcher, TriggerBatch};
 use super::fault_exit::FaultExit;
 use super::supervision::{answers_probes, ActorLife};
 use super::timing_rules::NODE_DEAD_AFTER_MS;
@@ -86,8 +86,8 @@ pub struct Moved {
     pub fires: Vec<Trigger>,
     /// Node attempts to kill.
     pub kills: Vec<KillOrder>,
-    /// Runs that ended: their workflow and end state (a queued run may start).
-    pub ended: Vec<(i32, RunState)>,
+    /// Runs that ended: their workflow, id and end state (a queued run may start).
+    pub ended: Vec<(i32, i64, RunState)>,
     /// Nodes that ended, with how long they ran (ms), for the metrics.
     pub node_ends: Vec<(NodeState, i64)>,
     /// Runs to look at again now (an action reopened them).
@@ -234,7 +234,10 @@ impl WorkflowRunner {
                             Ok(moved) => act.follow(moved, ctx),
                             Err(e) => {
                                 let level = act.store.failure_level(log::Level::Error);
-                                log::log!(level, "workflow runs {run_ids:?}: cannot move them on: {e}");
+                                log::log!(
+                                    level,
+                                    "workflow runs {run_ids:?}: cannot move them on: {e}"
+                                );
                             }
                         }
                     }
@@ -250,9 +253,15 @@ impl WorkflowRunner {
         if !moved.fires.is_empty() {
             self.engine.faults.reached("workflow-claimed");
         }
-        for fire in moved.fires {
-            self.metrics.workflow().node_fired();
-            self.dispatcher.do_send(fire);
+        if !moved.fires.is_empty() {
+            for _ in &moved.fires {
+                self.metrics.workflow().node_fired();
+            }
+            // one batch: its jobs, groups and executors are read once for all of them
+            self.dispatcher.do_send(TriggerBatch {
+                triggers: moved.fires,
+                ahead: false,
+            });
         }
         for (state, ms) in &moved.node_ends {
             self.metrics.workflow().node_ended(state.as_str(), *ms);
@@ -269,9 +278,14 @@ impl WorkflowRunner {
             });
         }
         let mut freed: BTreeSet<i32> = BTreeSet::new();
-        for (workflow_id, state) in moved.ended {
+        for (workflow_id, run_id, state) in moved.ended {
             self.metrics.workflow().run_reached(state.as_str());
-            log::info!("workflow {workflow_id}: a run ended {state}");
+            let level = match state {
+                RunState::Succeeded => log::Level::Debug,
+                RunState::Failed | RunState::TimedOut => log::Level::Warn,
+                _ => log::Level::Info,
+            };
+            log::log!(level, "workflow {workflow_id}: run {run_id} ended {state}");
             freed.insert(workflow_id);
         }
         for workflow_id in freed {
@@ -281,13 +295,18 @@ impl WorkflowRunner {
                     .run(move |s| async move { start::start_queued(&s, workflow_id, now_ms()).await })
                     .await
             };
-            ctx.spawn(work.into_actor(self).map(move |started, act, ctx| match started {
-                Ok(runs) => {
-                    act.pending.extend(runs);
-                    act.move_pending(ctx);
-                }
-                Err(e) => log::error!("workflow {workflow_id}: cannot start its queued runs: {e}"),
-            }));
+            ctx.spawn(
+                work.into_actor(self)
+                    .map(move |started, act, ctx| match started {
+                        Ok(runs) => {
+                            act.pending.extend(runs);
+                            act.move_pending(ctx);
+                        }
+                        Err(e) => {
+                            log::error!("workflow {workflow_id}: cannot start its queued runs: {e}")
+                        }
+                    }),
+            );
         }
     }
 
@@ -456,7 +475,10 @@ async fn advance_runs(
             Ok(moved) => out.push((batch.to_vec(), Ok(moved))),
             Err(e) if batch.len() == 1 || e.is_outage() => out.push((batch.to_vec(), Err(e))),
             Err(e) => {
-                log::warn!("{} workflow runs not moved on together ({e}): one by one", batch.len());
+                log::warn!(
+                    "{} workflow runs not moved on together ({e}): one by one",
+                    batch.len()
+                );
                 for &id in batch {
                     let one = advance::advance_batch(store, engine, &[id], &live, now_ms()).await;
                     out.push((vec![id], one));

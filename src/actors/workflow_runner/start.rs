@@ -118,6 +118,7 @@ pub(super) async fn start_in_tx(
                     moved,
                 )
                 .await?;
+                moved.ended.push((w.id, oldest, RunState::Cancelled));
                 (
                     RunState::Running,
                     format!("started after cancelling run {oldest}: {busy}"),
@@ -131,7 +132,13 @@ pub(super) async fn start_in_tx(
     };
     let run = new_run(w, req, state, message.clone(), now);
     let run_id = tx.insert_run(&run, now).await?;
-    log::info!(
+    // a skip is news to an operator; a start of a frequent schedule is not
+    let level = match state {
+        RunState::Running | RunState::Queued => log::Level::Debug,
+        _ => log::Level::Info,
+    };
+    log::log!(
+        level,
         "workflow {} ({}): run {run_id} {} by {}: {message}",
         w.id,
         w.name,

@@ -32,6 +32,11 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../../assets/console.js"),
     ),
     (
+        "workflows.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../../assets/workflows.js"),
+    ),
+    (
         "favicon.svg",
         "image/svg+xml",
         include_bytes!("../../../assets/favicon.svg"),

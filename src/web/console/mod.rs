@@ -30,6 +30,9 @@ mod jobs;
 mod login;
 mod runs;
 mod users;
+mod workflow_edit;
+mod workflow_runs;
+mod workflows;
 
 pub use i18n::Lang;
 
@@ -83,6 +86,11 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
         "/jobs/new" => job_edit::new,
         "/jobs/{id}" => job_edit::edit,
         "/jobs/{id}/glue" => glue::page,
+        "/workflows" => workflows::list,
+        "/workflows/new" => workflow_edit::new,
+        "/workflows/{id}" => workflow_edit::edit,
+        "/workflows/{id}/runs" => workflow_runs::list,
+        "/workflow-runs/{id}" => workflow_runs::detail,
         "/runs" => runs::list,
         "/runs/{id}" => runs::detail,
         "/executors" => executors::list,

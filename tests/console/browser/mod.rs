@@ -1,6 +1,7 @@
 //! The console in Debian's chromium, driven through chromedriver, one file per page family:
 //! [`session`] (log in, dashboard, language, password, log out), [`jobs`] (the job form, the
-//! script editor), [`runs`] (live run logs, kills), [`admin`] (executors, users, tokens).
+//! script editor), [`runs`] (live run logs, kills), [`admin`] (executors, users, tokens),
+//! [`workflows`] (the workflow editor, list, runs; axe-core's accessibility check).
 //! Screenshots land in `target/ui-screenshots/` for a person to look at.
 
 use std::cell::RefCell;
@@ -239,3 +240,4 @@ mod admin;
 mod jobs;
 mod runs;
 mod session;
+mod workflows;

@@ -194,7 +194,11 @@ pub(crate) fn run_view(run: &WorkflowRun, nodes: Vec<NodeRun>) -> RunView {
 }
 
 /// The run with this id if the caller may see it: 404 when missing, 403 when not permitted.
-async fn load_run(state: &AppState, principal: &Principal, id: i64) -> ApiResult<WorkflowRun> {
+pub(crate) async fn load_run(
+    state: &AppState,
+    principal: &Principal,
+    id: i64,
+) -> ApiResult<WorkflowRun> {
     let run = state
         .store
         .get_run(id)
