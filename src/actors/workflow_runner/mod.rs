@@ -48,8 +48,12 @@ const RESEND_AFTER_MS: i64 = 10_000;
 const RESEND_OWN_AFTER_MS: i64 = 60_000;
 /// A running run unchanged for this long is looked at again.
 const STALE_AFTER_MS: i64 = 30_000;
-/// Runs moved on in one transaction.
-const MOVE_BATCH: usize = 200;
+/// Runs moved on in one transaction: a burst of results is moved in several, and the fires of
+/// each go out while the next is written.
+const MOVE_BATCH: usize = 50;
+/// How long the admins seen beating are trusted before they are read again (a dead admin's
+/// claims are resent after seconds, not milliseconds).
+const LIVE_OWNERS_FOR: Duration = Duration::from_secs(1);
 /// Runs looked at per pass.
 const LOOK_BATCH: i64 = 200;
 /// Runs looked at by the first pass after a start (the rest when they go stale).
@@ -168,6 +172,8 @@ pub struct WorkflowRunner {
     /// Runs to move on, gathered while one batch is being moved.
     pending: BTreeSet<i64>,
     moving: bool,
+    /// The admins seen beating, and when they were read.
+    live_owners: Option<(Instant, Arc<HashSet<String>>)>,
     /// Whether a look pass is under way (one at a time).
     looking: bool,
     /// Whether the first pass (every running run looked at: this admin may have died with
@@ -199,6 +205,7 @@ impl WorkflowRunner {
             calls: Rc::new(ExecutorCalls::default()),
             pending: BTreeSet::new(),
             moving: false,
+            live_owners: None,
             looking: false,
             first_pass: true,
             alarmer: Rc::new(alarmer),
@@ -212,23 +219,34 @@ impl WorkflowRunner {
         WorkflowRunner { life, ..self }
     }
 
-    /// Moves the pending runs on, one transaction each, then the ones that came meanwhile.
+    /// Moves up to [`MOVE_BATCH`] pending runs on in one transaction, then the next ones.
     fn move_pending(&mut self, ctx: &mut Context<Self>) {
         if self.moving || self.pending.is_empty() {
             return;
         }
         self.moving = true;
-        let runs: Vec<i64> = std::mem::take(&mut self.pending).into_iter().collect();
+        let runs: Vec<i64> = self.pending.iter().take(MOVE_BATCH).copied().collect();
+        for id in &runs {
+            self.pending.remove(id);
+        }
+        let live = self
+            .live_owners
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < LIVE_OWNERS_FOR)
+            .map(|(_, live)| live.clone());
         let (store, engine) = (self.store.clone(), self.engine.clone());
         let work = async move {
             store
-                .run(move |s| async move { Ok(advance_runs(&s, &engine, &runs).await) })
+                .run(move |s| async move { Ok(advance_runs(&s, &engine, &runs, live).await) })
                 .await
         };
         ctx.spawn(work.into_actor(self).map(|done, act, ctx| {
             act.moving = false;
             match done {
-                Ok(results) => {
+                Ok((results, live)) => {
+                    if let Some(live) = live {
+                        act.live_owners = Some((Instant::now(), live));
+                    }
                     for (run_ids, result) in results {
                         match result {
                             Ok(moved) => act.follow(moved, ctx),
@@ -464,10 +482,17 @@ async fn advance_runs(
     store: &Store,
     engine: &Engine,
     runs: &[i64],
-) -> Vec<(Vec<i64>, StoreResult<Moved>)> {
-    let live: HashSet<String> = match store.beating_nodes(now_ms() - NODE_DEAD_AFTER_MS).await {
-        Ok(nodes) => nodes.into_iter().collect(),
-        Err(e) => return vec![(runs.to_vec(), Err(e))],
+    live: Option<Arc<HashSet<String>>>,
+) -> (
+    Vec<(Vec<i64>, StoreResult<Moved>)>,
+    Option<Arc<HashSet<String>>>,
+) {
+    let (live, read) = match live {
+        Some(live) => (live, false),
+        None => match store.beating_nodes(now_ms() - NODE_DEAD_AFTER_MS).await {
+            Ok(nodes) => (Arc::new(nodes.into_iter().collect()), true),
+            Err(e) => return (vec![(runs.to_vec(), Err(e))], None),
+        },
     };
     let mut out = Vec::new();
     for batch in runs.chunks(MOVE_BATCH) {
@@ -486,7 +511,7 @@ async fn advance_runs(
             }
         }
     }
-    out
+    (out, read.then_some(live))
 }
 
 impl Actor for WorkflowRunner {
