@@ -211,7 +211,9 @@ impl Store {
                         .bind(l.handle_time)
                         .bind(l.handle_code)
                         .bind(&l.handle_msg)
-                        .bind(l.alarm_status);
+                        .bind(l.alarm_status)
+                        .bind(l.wf_run_id)
+                        .bind(&l.wf_node);
                 }
                 inserted += q.execute(&mut *tx).await?.rows_affected();
             }

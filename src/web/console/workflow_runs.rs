@@ -7,7 +7,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
-use super::workflows::{js_texts, TRIGGER_TEXTS};
+use super::workflows::{js_texts, pill, TRIGGER_TEXTS};
 use super::{nav, render, utc_text, Nav};
 use crate::model::{NodeKind, Workflow, WorkflowRun};
 use crate::web::api::auth::Principal;
@@ -41,16 +41,6 @@ const RUN_TEXTS: &[&str] = &[
     "state_TIMED_OUT",
     "state_WAITING",
 ];
-
-/// The pill class of a run or node state.
-pub(super) fn pill(state: &str) -> &'static str {
-    match state {
-        "SUCCEEDED" => "ok",
-        "FAILED" | "TIMED_OUT" => "fail",
-        "RUNNING" | "QUEUED" => "run",
-        _ => "",
-    }
-}
 
 /// A message cut to `max` characters for a table cell.
 fn cut(text: &str, max: usize) -> String {

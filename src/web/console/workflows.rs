@@ -9,7 +9,6 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
-use super::workflow_runs::pill;
 use super::{nav, render, url_encode, utc_text, visible_groups, Lang, Nav};
 use crate::model::{JobGroup, ScheduleType, TRIGGER_STATUS_STOPPED};
 use crate::store::WorkflowFilter;
@@ -187,6 +186,16 @@ pub(super) fn js_texts(lang: Lang, keys: &[&str]) -> String {
         .map(|k| (k.to_string(), serde_json::Value::from(lang.t(k))))
         .collect();
     serde_json::Value::Object(map).to_string()
+}
+
+/// The pill class of a run or node state.
+pub(super) fn pill(state: &str) -> &'static str {
+    match state {
+        "SUCCEEDED" => "ok",
+        "FAILED" | "TIMED_OUT" => "fail",
+        "RUNNING" | "QUEUED" => "run",
+        _ => "",
+    }
 }
 
 #[cfg(test)]

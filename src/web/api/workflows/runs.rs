@@ -41,7 +41,7 @@ pub(super) fn routes(cfg: &mut web::ServiceConfig) {
 /// `POST /workflows/{id}/trigger` body.
 #[derive(Debug, Deserialize, Default, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct TriggerBody {
+pub(crate) struct WorkflowTriggerBody {
     /// What `${workflow.params}` stands for in this run.
     #[serde(default)]
     params: String,
@@ -214,7 +214,7 @@ pub(crate) async fn load_run(
     tag = "workflows",
     summary = "Run a workflow once now (an empty body is allowed); the overlap policy decides when maxConcurrentRuns are running",
     params(("id" = i32, Path, description = "The workflow's id")),
-    request_body = Option<TriggerBody>,
+    request_body = Option<WorkflowTriggerBody>,
     responses(
         (status = 200, description = "The run made", body = TriggerAnswer),
         answers::BadInput,
@@ -230,7 +230,7 @@ async fn trigger(
     path: web::Path<i32>,
     body: LimitedBody<JSON_LIMIT>,
 ) -> ApiResult<HttpResponse> {
-    let body: TriggerBody = optional_json(&req, &body.0)?;
+    let body: WorkflowTriggerBody = optional_json(&req, &body.0)?;
     if body.params.len() > EXECUTOR_PARAM_MAX {
         return Err(ApiError::field(
             "params",
