@@ -2,7 +2,7 @@
 
 use super::dialect::insert_returning_id;
 use super::rows::{bind_params, Param, RowExt};
-use super::{on_pool, placeholders, Store, StoreError, StoreResult};
+use super::{kept, on_pool, placeholders, Store, StoreError, StoreResult};
 use crate::model::{
     join_ids, parse_id_list, JobInfo, AWAITING_COMPLETION, TRIGGER_STATUS_RUNNING,
     TRIGGER_STATUS_STOPPED,
@@ -234,7 +234,7 @@ impl Store {
             ));
             let params: Vec<Param> = chunk.iter().map(|i| Param::Int(*i)).collect();
             on_pool!(self, pool => {
-                let rows = bind_params!(sqlx::query(&sql).persistent(false), params)
+                let rows = bind_params!(sqlx::query(&sql).persistent(kept(chunk.len())), params)
                     .fetch_all(pool)
                     .await?;
                 for row in rows {

@@ -1,14 +1,15 @@
 //! Many-row writes of `job_log` for the trigger and callback paths: one statement per chunk
 //! instead of one per fire, which is what lets a second's fires leave on time.
 //!
-//! A statement whose SQL varies with the row count bypasses sqlx's per-connection statement
-//! cache (`persistent(false)`): each connection would otherwise keep a prepared statement for
-//! every row count it meets, and their memory outweighs the preparing saved.
+//! A statement whose SQL varies with the row count stays in sqlx's per-connection statement
+//! cache for small counts only ([`kept`](super::kept)): each connection would otherwise keep a
+//! prepared statement for every row count it meets, and their memory outweighs the preparing
+//! saved.
 
 use std::collections::HashSet;
 
 use super::logs::{ids_from_rows, LogResultRow};
-use super::{on_pool, placeholders, retry_on_deadlock, Db, Store, StoreResult};
+use super::{kept, on_pool, placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{
     alarm_status, needs_storable, storable_text, NewRunRow, TriggerOutcome, MESSAGE_MAX_CHARS,
 };
@@ -102,12 +103,12 @@ impl Store {
             ));
             let mut chunk_ids = match &self.db {
                 Db::Sqlite(pool) => ids_from_rows(
-                    &bind_new_logs!(sqlx::query(&returning).persistent(false), chunk)
+                    &bind_new_logs!(sqlx::query(&returning).persistent(kept(chunk.len())), chunk)
                         .fetch_all(pool)
                         .await?,
                 )?,
                 Db::Postgres(pool) => ids_from_rows(
-                    &bind_new_logs!(sqlx::query(&returning).persistent(false), chunk)
+                    &bind_new_logs!(sqlx::query(&returning).persistent(kept(chunk.len())), chunk)
                         .fetch_all(pool)
                         .await?,
                 )?,
@@ -119,9 +120,10 @@ impl Store {
                             .await?;
                     let ids = if mode <= 1 {
                         let sql = format!("{INSERT_HEAD}{values}");
-                        let done = bind_new_logs!(sqlx::query(&sql).persistent(false), chunk)
-                            .execute(&mut *tx)
-                            .await?;
+                        let done =
+                            bind_new_logs!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
+                                .execute(&mut *tx)
+                                .await?;
                         let first = done.last_insert_id() as i64;
                         (first..first + chunk.len() as i64).collect()
                     } else {
@@ -200,14 +202,14 @@ impl Store {
         let done = match &self.db {
             Db::Sqlite(pool) => {
                 let sql = outcome_update_from_values(&repeated(ROW, chunk.len()));
-                bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                bind_outcomes!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
                     .execute(pool)
                     .await?
                     .rows_affected()
             }
             Db::Postgres(pool) => {
                 let sql = self.sql(outcome_update_from_values(&repeated(ROW, chunk.len())));
-                bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                bind_outcomes!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
                     .execute(pool)
                     .await?
                     .rows_affected()
@@ -225,7 +227,7 @@ impl Store {
                      l.trigger_msg = v.m, l.executor_address = v.a"
                 );
                 // rows matched, not only changed: sqlx connects with CLIENT_FOUND_ROWS
-                bind_outcomes!(sqlx::query(&sql).persistent(false), chunk)
+                bind_outcomes!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
                     .execute(pool)
                     .await?
                     .rows_affected()
@@ -322,7 +324,7 @@ impl Store {
                 placeholders(left.len())
             ));
             left = on_pool!(self, pool => ids_from_rows(
-                &ids_with(sqlx::query(&open).persistent(false), &left)
+                &ids_with(sqlx::query(&open).persistent(kept(left.len())), &left)
                     .fetch_all(pool)
                     .await?,
             )?);
@@ -349,7 +351,7 @@ impl Store {
         macro_rules! set {
             ($sql:expr) => {
                 sqlx::query($sql)
-                    .persistent(false)
+                    .persistent(kept(ids.len()))
                     .bind(result.code)
                     .bind(result.msg)
                     .bind(result.now)
@@ -385,7 +387,7 @@ impl Store {
                     "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({list}) {lock}"
                 );
                 let mut tx = pool.begin().await?;
-                let select = ids_with(sqlx::query(&select).persistent(false), ids);
+                let select = ids_with(sqlx::query(&select).persistent(kept(ids.len())), ids);
                 let open = ids_from_rows(&select.fetch_all(&mut *tx).await?)?;
                 if !open.is_empty() {
                     let sql = format!("{SET} WHERE id IN ({})", placeholders(open.len()));

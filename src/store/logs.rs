@@ -5,7 +5,7 @@ use std::str::FromStr;
 use super::dialect::log_counts;
 use super::jobs::{child_job_ids_of, parse_column};
 use super::rows::{bind_params, Filter, Param, RowExt};
-use super::{on_pool, placeholders, Store, StoreError, StoreResult};
+use super::{kept, on_pool, placeholders, Store, StoreError, StoreResult};
 use crate::model::{
     JobFollowUps, JobSchedule, LogCounts, NewRunRow, ResultLog, RunRow, TriggerType,
 };
@@ -236,7 +236,7 @@ impl Store {
             placeholders(ids.len())
         ));
         let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
-        on_pool!(self, pool => bind_params!(sqlx::query(&sql).persistent(false), params)
+        on_pool!(self, pool => bind_params!(sqlx::query(&sql).persistent(kept(ids.len())), params)
             .fetch_all(pool)
             .await?
             .iter()
@@ -259,7 +259,7 @@ impl Store {
             ));
             let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
             on_pool!(self, pool => {
-                for row in bind_params!(sqlx::query(&sql).persistent(false), params)
+                for row in bind_params!(sqlx::query(&sql).persistent(kept(chunk.len())), params)
                     .fetch_all(pool)
                     .await?
                 {

@@ -246,6 +246,7 @@ impl Store {
                     .synchronous(SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(10))
                     .row_buffer_size(SQLITE_ROW_BUFFER)
+                    .statement_cache_capacity(STATEMENT_CACHE)
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 // SQLite has one writer and the trigger path writes in batches, so a few
                 // connections carry the load as well as more would, and each one is a thread
@@ -262,6 +263,7 @@ impl Store {
                     .map_err(|e| {
                         StoreError::BadUrl(format!("invalid PostgreSQL URL '{url}': {e}"))
                     })?
+                    .statement_cache_capacity(STATEMENT_CACHE)
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 let pool = PgPoolOptions::new()
                     .max_connections(settings.max_connections)
@@ -274,6 +276,7 @@ impl Store {
                 let url = mysql_url(url);
                 let options = MySqlConnectOptions::from_str(&url)
                     .map_err(|e| StoreError::BadUrl(format!("invalid MySQL URL '{url}': {e}")))?
+                    .statement_cache_capacity(STATEMENT_CACHE)
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 let pool = mysql_pool()
                     .max_connections(settings.max_connections)
@@ -527,6 +530,22 @@ fn numbered_placeholders(sql: &str) -> String {
     }
     out
 }
+
+/// Statements whose SQL grows with their rows or ids keep their prepared form in the
+/// connection's statement cache up to this many: the small batches of workflow moves, node
+/// fires and their results come many times a second and would otherwise be parsed each time,
+/// while a second's pre-read (hundreds of rows) is prepared once per use so that its many sizes
+/// do not fill the cache.
+const KEPT_UP_TO: usize = 4;
+
+/// Whether a statement over `n` rows or ids is kept prepared (see [`KEPT_UP_TO`]).
+pub(crate) fn kept(n: usize) -> bool {
+    n <= KEPT_UP_TO
+}
+
+/// Prepared statements each connection keeps: the fixed ones and the small-batch forms of the
+/// growing ones, about 20 statements × [`KEPT_UP_TO`] sizes.
+const STATEMENT_CACHE: usize = 200;
 
 /// `?, ?, ?` with `n` placeholders, for `IN (...)` lists.
 pub(crate) fn placeholders(n: usize) -> String {

@@ -9,7 +9,7 @@ use super::rows::{bind_params, Param, RowExt};
 use super::schedule::{on_tx, Tx};
 use super::workflow_runs::{join_log_ids, node_from_row, run_from_row, NODE_COLUMNS, RUN_COLUMNS};
 use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
-use super::{placeholders, Db, Store, StoreResult};
+use super::{kept, placeholders, Db, Store, StoreResult};
 use crate::model::{
     storable_text, JobInfo, NewRunRow, NodeRun, RunState, Workflow, WorkflowRun, MESSAGE_MAX_CHARS,
     TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
@@ -387,7 +387,7 @@ impl RunTx {
             );
             let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt).persistent(false),
+                sqlx::query(stmt).persistent(kept(chunk.len())),
                 params
             )
             .fetch_all(&mut **tx)
@@ -411,7 +411,7 @@ impl RunTx {
             );
             let params: Vec<Param> = chunk.iter().map(|i| Param::Int(*i)).collect();
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt).persistent(false),
+                sqlx::query(stmt).persistent(kept(chunk.len())),
                 params
             )
             .fetch_all(&mut **tx)
@@ -434,7 +434,7 @@ impl RunTx {
             );
             let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt).persistent(false),
+                sqlx::query(stmt).persistent(kept(chunk.len())),
                 params
             )
             .fetch_all(&mut **tx)
@@ -484,7 +484,7 @@ impl RunTx {
                 vec![ROW; chunk.len()].join(", ")
             );
             on_tx!(self, &sql, |tx, stmt| {
-                let mut q = sqlx::query(stmt).persistent(false);
+                let mut q = sqlx::query(stmt).persistent(kept(chunk.len()));
                 for n in chunk {
                     q = q
                         .bind(n.id)
@@ -547,15 +547,17 @@ impl RunTx {
             let values = vec![ROW; chunk.len()].join(", ");
             let returning = format!("{HEAD}{values} RETURNING CAST(id AS BIGINT) AS id");
             let mut chunk_ids: Vec<i64> = match &mut self.tx {
-                Tx::Sqlite(tx) => bind_rows!(sqlx::query(&returning).persistent(false), chunk)
-                    .fetch_all(&mut **tx)
-                    .await?
-                    .iter()
-                    .map(|r| r.long("id"))
-                    .collect::<Result<_, _>>()?,
+                Tx::Sqlite(tx) => {
+                    bind_rows!(sqlx::query(&returning).persistent(kept(chunk.len())), chunk)
+                        .fetch_all(&mut **tx)
+                        .await?
+                        .iter()
+                        .map(|r| r.long("id"))
+                        .collect::<Result<_, _>>()?
+                }
                 Tx::Postgres(tx) => {
                     let sql = super::numbered_placeholders(&returning);
-                    bind_rows!(sqlx::query(&sql).persistent(false), chunk)
+                    bind_rows!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
                         .fetch_all(&mut **tx)
                         .await?
                         .iter()
@@ -571,9 +573,10 @@ impl RunTx {
                             .await?;
                     if mode <= 1 {
                         let sql = format!("{HEAD}{values}");
-                        let done = bind_rows!(sqlx::query(&sql).persistent(false), chunk)
-                            .execute(&mut **tx)
-                            .await?;
+                        let done =
+                            bind_rows!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
+                                .execute(&mut **tx)
+                                .await?;
                         let first = done.last_insert_id() as i64;
                         (first..first + chunk.len() as i64).collect()
                     } else {

@@ -306,26 +306,48 @@ impl WorkflowRunner {
             log::log!(level, "workflow {workflow_id}: run {run_id} ended {state}");
             freed.insert(workflow_id);
         }
-        for workflow_id in freed {
-            let store = self.store.clone();
-            let work = async move {
-                store
-                    .run(move |s| async move { start::start_queued(&s, workflow_id, now_ms()).await })
-                    .await
-            };
-            ctx.spawn(
-                work.into_actor(self)
-                    .map(move |started, act, ctx| match started {
-                        Ok(runs) => {
-                            act.pending.extend(runs);
-                            act.move_pending(ctx);
-                        }
-                        Err(e) => {
-                            log::error!("workflow {workflow_id}: cannot start its queued runs: {e}")
-                        }
-                    }),
-            );
+        if !freed.is_empty() {
+            self.start_queued(Some(freed), ctx);
         }
+    }
+
+    /// Starts what the queues of `among` (of every workflow when `None`) let start now; one
+    /// read finds the workflows that have a queue, so a run ending with none costs no lock.
+    fn start_queued(&mut self, among: Option<BTreeSet<i32>>, ctx: &mut Context<Self>) {
+        let store = self.store.clone();
+        let work = async move {
+            store
+                .run(move |s| async move {
+                    let mut started = Vec::new();
+                    for workflow_id in s.workflows_with_queued_runs().await? {
+                        if among.as_ref().is_some_and(|a| !a.contains(&workflow_id)) {
+                            continue;
+                        }
+                        match start::start_queued(&s, workflow_id, now_ms()).await {
+                            Ok(runs) => started.extend(runs),
+                            Err(e) if e.is_outage() => return Err(e),
+                            Err(e) => log::error!(
+                                "workflow {workflow_id}: cannot start its queued runs: {e}"
+                            ),
+                        }
+                    }
+                    Ok(started)
+                })
+                .await
+        };
+        ctx.spawn(
+            work.into_actor(self)
+                .map(|started, act, ctx| match started {
+                    Ok(runs) => {
+                        act.pending.extend(runs);
+                        act.move_pending(ctx);
+                    }
+                    Err(e) => {
+                        let level = act.store.failure_level(log::Level::Error);
+                        log::log!(level, "workflow runner: cannot start queued runs: {e}");
+                    }
+                }),
+        );
     }
 
     /// Kills node attempts on their executors and closes their run rows as failed.
@@ -524,7 +546,11 @@ impl Actor for WorkflowRunner {
         ctx.run_later(wait, |act, ctx| {
             act.tick(ctx);
             ctx.run_interval(Duration::from_secs(1), |act, ctx| act.tick(ctx));
-            ctx.run_interval(ALARM_EVERY, |act, ctx| act.alarm(ctx));
+            ctx.run_interval(ALARM_EVERY, |act, ctx| {
+                act.alarm(ctx);
+                // a run queued while the last running one ended (each saw the other still open)
+                act.start_queued(None, ctx);
+            });
         });
     }
 
