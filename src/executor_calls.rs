@@ -192,16 +192,30 @@ impl ExecutorCalls {
 
     /// Liveness probe (FAILOVER routing).
     pub async fn beat(&self, address: &str, creds: &Credentials) -> AnyReturn {
-        self.call::<Value>(address, "beat", creds, None)
-            .await
-            .unwrap_or_else(failure)
+        self.try_beat(address, creds).await.unwrap_or_else(failure)
+    }
+
+    /// [`beat`](Self::beat), telling apart a call that got no XXL-JOB answer: `Err` with why.
+    pub async fn try_beat(&self, address: &str, creds: &Credentials) -> Result<AnyReturn, String> {
+        self.call::<Value>(address, "beat", creds, None).await
     }
 
     /// Busy probe for one job (BUSYOVER routing): 200 when idle.
     pub async fn idle_beat(&self, address: &str, creds: &Credentials, job_id: i32) -> AnyReturn {
-        self.call(address, "idleBeat", creds, Some(&IdleBeatParam { job_id }))
+        self.try_idle_beat(address, creds, job_id)
             .await
             .unwrap_or_else(failure)
+    }
+
+    /// [`idle_beat`](Self::idle_beat), telling apart a call that got no XXL-JOB answer.
+    pub async fn try_idle_beat(
+        &self,
+        address: &str,
+        creds: &Credentials,
+        job_id: i32,
+    ) -> Result<AnyReturn, String> {
+        self.call(address, "idleBeat", creds, Some(&IdleBeatParam { job_id }))
+            .await
     }
 
     /// Stops a job's worker on the executor.

@@ -22,6 +22,7 @@ use crate::actors::result_intake::{ResultIntake, YIELD_TO_CALLS_MAX};
 use crate::actors::ring::{PendingCount, RingActor};
 use crate::actors::schedule::{ScheduleActor, StopScheduling};
 use crate::actors::supervision::ActorBoard;
+use crate::actors::suspect_watch::SuspectWatch;
 use crate::actors::trigger::TriggerEnv;
 use crate::actors::workflow_link::WorkflowLink;
 use crate::actors::workflow_runner::{Engine as WorkflowEngine, WorkflowRunner};
@@ -31,6 +32,7 @@ use crate::bootstrap::{
 use crate::config::{AdminSettings, LocalExecutorSettings};
 use crate::executor::{shutdown_signal, Executor};
 use crate::metrics::AdminMetrics;
+use crate::routing::Suspects;
 use crate::store::{ActorStore, Backend, PoolSettings, Store, StoreError};
 use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
@@ -79,6 +81,8 @@ pub struct AdminActors {
     pub dispatcher: Addr<Dispatcher>,
     /// Executor registrations.
     pub registry: Addr<RegistryActor>,
+    /// The executors routing leaves out, in step with the other admins.
+    pub suspect_watch: Addr<SuspectWatch>,
     /// Run results.
     pub callbacks: Addr<ResultIntake>,
     /// Workflow runs: their fires, their nodes, users' actions on them.
@@ -147,6 +151,7 @@ pub fn start_actors_with(
     };
     let workflow_link = WorkflowLink::default();
     let faults = FaultExit::from_env();
+    let suspects = Suspects::default();
     let env = TriggerEnv {
         metrics: metrics.clone(),
         store: db.clone(),
@@ -156,6 +161,8 @@ pub fn start_actors_with(
         lease: lease.clone(),
         workflows: workflow_link.clone(),
         faults: faults.clone(),
+        suspects: suspects.clone(),
+        node_id: node_id.clone(),
     };
     let pools = dispatch_settings(
         settings.trigger_pool_fast_max,
@@ -208,6 +215,11 @@ pub fn start_actors_with(
         let store = db.clone();
         let life = board.life("registry");
         move |_| RegistryActor::new(store).with_life(life)
+    });
+    let suspect_watch = Supervisor::start({
+        let store = db.clone();
+        let life = board.life("suspect-watch");
+        move |_| SuspectWatch::new(store, suspects).with_life(life)
     });
     let callbacks = Supervisor::start({
         let env = env.clone();
@@ -270,6 +282,7 @@ pub fn start_actors_with(
     board.watch("dispatcher", dispatcher.clone().recipient());
     board.watch("ring", ring.clone().recipient());
     board.watch("registry", registry.clone().recipient());
+    board.watch("suspect-watch", suspect_watch.clone().recipient());
     board.watch("result-intake", callbacks.clone().recipient());
     board.watch("node-beat", node.clone().recipient());
     board.watch("schedule", schedule.clone().recipient());
@@ -282,6 +295,7 @@ pub fn start_actors_with(
         ring,
         dispatcher,
         registry,
+        suspect_watch,
         callbacks,
         workflows,
         workflow_link,

@@ -12,7 +12,8 @@
 //! always go to the same worker of a pool, so that worker alone owns the job's routing state
 //! (ROUND counters, LFU/LRU maps): one [`Router`] per worker, shared by that worker's fire tasks
 //! on its own thread through `Rc<RefCell<…>>` and borrowed only for one synchronous route call.
-//! The executors left out after a call got no answer are one [`Unreachable`] set for all workers.
+//! The executors routing leaves out after a call got no answer are one [`Suspects`](crate::routing::Suspects) set
+//! for all workers, kept in step with the other admins by the [`suspect_watch`](super::suspect_watch).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ use crate::executor_calls::ExecutorCalls;
 use crate::metrics::AdminMetrics;
 use crate::model::TriggerType;
 use crate::protocol::SUCCESS_CODE;
-use crate::routing::{Router, Unreachable};
+use crate::routing::Router;
 
 /// The request to fire a job once; defined beside the trigger path that prepares it.
 pub use super::trigger::Trigger;
@@ -113,7 +114,6 @@ impl Pool {
         max_in_flight: usize,
         env: &TriggerEnv,
         calls: &Arc<CallGauge>,
-        unreachable: &Unreachable,
         dispatcher: &Addr<Dispatcher>,
     ) -> Pool {
         let permits = Arc::new(Semaphore::new(max_in_flight.max(1)));
@@ -127,7 +127,7 @@ impl Pool {
             let outstanding = outstanding.clone();
             let dispatcher = dispatcher.clone();
             let calls = calls.clone();
-            let router = Router::new().sharing(unreachable.clone());
+            let router = Router::new().sharing(env.suspects.clone());
             // resolved once: a fire only observes it
             let dispatch_time = env
                 .metrics
@@ -227,13 +227,10 @@ impl Actor for Dispatcher {
         ctx.set_mailbox_capacity(super::UNBOUNDED_MAILBOX);
         self.life.started();
         let me = ctx.address();
-        // a fresh set when the dispatcher restarts: an executor is then tried again at once
-        let unreachable = Unreachable::default();
         let (settings, env, calls) = (&self.settings, &self.env, &self.calls);
         let (fast, fast_max) = (settings.fast_arbiters, settings.fast_max);
         let (slow, slow_max) = (settings.slow_arbiters, settings.slow_max);
-        let start =
-            |name, arbiters, max| Pool::start(name, arbiters, max, env, calls, &unreachable, &me);
+        let start = |name, arbiters, max| Pool::start(name, arbiters, max, env, calls, &me);
         self.fast = Some(start("fast", fast, fast_max));
         self.slow = Some(start("slow", slow, slow_max));
         log::info!(

@@ -8,7 +8,8 @@
 //! Admin (feature `admin`): [`schedule`] (pre-read, taking over the fires of admins that stopped:
 //! [`takeover`], [`node_beat`]), [`ring`] (60 one-second slots),
 //! [`dispatch`] (fast/slow pools running [`trigger`]s, their outcomes written by
-//! [`outcome_writer`]), [`registry`] (executor registrations), [`result_intake`] (results), both
+//! [`outcome_writer`]), [`registry`] (executor registrations), [`suspect_watch`] (the executors
+//! routing leaves out, in step with the other admins), [`result_intake`] (results), both
 //! writers yielding to the calls counted by [`call_gauge`], and the monitors ([`monitor`]):
 //! [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost results), [`monitor_report`] (daily
 //! counts, retention), and [`workflow_runner`] (workflow runs: their fires, their nodes, users'
@@ -65,6 +66,8 @@ pub mod ring;
 pub mod schedule;
 #[cfg(feature = "admin")]
 pub mod supervision;
+#[cfg(feature = "admin")]
+pub mod suspect_watch;
 #[cfg(feature = "admin")]
 pub mod takeover;
 #[cfg(feature = "admin")]

@@ -665,6 +665,8 @@ mod tests {
             lease: Default::default(),
             workflows: Default::default(),
             faults: Default::default(),
+            suspects: Default::default(),
+            node_id: Default::default(),
         };
         let calls = CallGauge::new();
         let dispatcher =

@@ -22,3 +22,8 @@ pub const TAKEOVER_MISFIRE_AFTER_MS: i64 = MISFIRE_AFTER_MS + NODE_DEAD_AFTER_MS
 pub const TAKEOVER_BATCH: i64 = 5_000;
 /// An executor registration without a beat for this long is dead (XXL-JOB's 90 s).
 pub const EXECUTOR_DEAD_AFTER_MS: i64 = 90_000;
+/// How often an admin reads the suspect executors the others marked (and those that beat again).
+pub const SUSPECT_REFRESH_MS: i64 = 1_000;
+/// How often an admin probes its suspect executors with `/beat` (those of manual groups, which
+/// may never register, come back this way).
+pub const SUSPECT_PROBE_MS: i64 = 10_000;

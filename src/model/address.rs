@@ -43,6 +43,25 @@ pub fn executor_address_problem(address: &str) -> Option<String> {
     }
 }
 
+/// An executor address a call got no answer from, which routing leaves out until it beats again
+/// or answers a probe (a row of `executor_suspect`, shared by the admins of one database).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutorSuspect {
+    /// The executor's address.
+    pub address: String,
+    /// When it was marked, epoch ms.
+    pub since: i64,
+    /// What the call that marked it met.
+    pub reason: String,
+    /// The admin (node id) that marked it.
+    pub noted_by: String,
+    /// Its latest registration beat, epoch ms, if it has a registration.
+    pub last_beat: Option<i64>,
+}
+
+/// Longest reason kept with a suspect executor (the column's size on MySQL).
+pub const SUSPECT_REASON_MAX: usize = 512;
+
 /// The form two spellings of one executor address share (`http://h:1` and `http://h:1/`), for
 /// telling whether an address is one a group has.
 pub fn address_key(address: &str) -> String {

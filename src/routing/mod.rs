@@ -6,8 +6,8 @@
 //! mutable state shared on one thread only, borrowed for one synchronous [`Router::route`] call
 //! and never across an `.await`, so it needs no lock. A job's triggers always reach the same
 //! worker of a pool, so its state lives in one router per pool; like XXL-JOB, every admin node
-//! has its own. Only the executors left out ([`Unreachable`]) are one set for all the routers of
-//! an admin, behind a lock held for one map operation.
+//! has its own. Only the suspect executors ([`Suspects`]) are one set for all the routers of an
+//! admin, behind a lock held for one map operation.
 //!
 //! The address list is the caller's: for an automatic group its live registrations, ordered by
 //! address; for a manual group the list as typed. FIRST and LAST take that order as it is, as
@@ -16,16 +16,17 @@
 //! FAILOVER and BUSYOVER need the network, so [`Router::route`] only says which probe to run
 //! and [`probe_in_order`] runs it with a caller-supplied HTTP call.
 //!
-//! Unlike XXL-JOB, the other strategies leave out for [`UNREACHABLE_FOR_MS`] an executor whose
-//! last call got no answer (the caller says so: [`Router::no_answer`]): a crashed executor stays
-//! registered until its registration expires (90 s), and XXL-JOB's ROUND sends it its share of
-//! the triggers all that time, each one failing. While every address is left out, all are used.
+//! Unlike XXL-JOB, an executor whose last call got no answer (the caller says so:
+//! [`Router::no_answer`]) is a suspect ([`Suspects`]): the strategies that do not probe leave
+//! it out and FAILOVER and BUSYOVER probe it last, until it beats again or answers (the caller
+//! says so: [`Router::answered`]). A crashed executor stays registered until its registration
+//! expires (90 s), and XXL-JOB's ROUND sends it its share of the triggers all that time, each
+//! one failing. While every address is suspect, all are used.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use md5::{Digest, Md5};
 use rand::rngs::StdRng;
@@ -50,10 +51,6 @@ const ROUND_START_BOUND: u32 = 100;
 
 /// Virtual nodes per address on the consistent-hash ring.
 const VIRTUAL_NODE_NUM: u32 = 100;
-
-/// How long an executor that did not answer a call is left out of the strategies that do not
-/// probe; then it is tried again (short enough that a restarted executor is soon used again).
-pub const UNREACHABLE_FOR_MS: i64 = 10_000;
 
 /// A network check that FAILOVER and BUSYOVER run on each address in turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,21 +94,8 @@ pub struct Router<R = StdRng> {
     lfu: Expiring<BTreeMap<String, u32>>,
     /// LEAST_RECENTLY_USED: addresses, least recently used first.
     lru: Expiring<Vec<String>>,
-    /// Executors whose last call got no answer, and until when they are left out.
-    unreachable: Unreachable,
-}
-
-/// Executors whose last call got no answer, and until when they are left out: one set for all
-/// the routers of an admin (every worker of both pools), so that the first trigger an executor
-/// fails to answer spares the other workers' triggers the same failure.
-#[derive(Debug, Clone, Default)]
-pub struct Unreachable(Arc<Mutex<HashMap<String, i64>>>);
-
-impl Unreachable {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, i64>> {
-        // the map is valid whatever a panicking holder did (each change is one call)
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+    /// Executors whose last call got no answer.
+    suspects: Suspects,
 }
 
 impl Router<StdRng> {
@@ -135,53 +119,31 @@ impl<R: Rng> Router<R> {
             round: Expiring::default(),
             lfu: Expiring::default(),
             lru: Expiring::default(),
-            unreachable: Unreachable::default(),
+            suspects: Suspects::default(),
         }
     }
 
-    /// The same router leaving out the executors of `unreachable`, a set other routers share.
-    pub fn sharing(self, unreachable: Unreachable) -> Self {
-        Router {
-            unreachable,
-            ..self
-        }
+    /// The same router with the suspects of `suspects`, a set other routers share.
+    pub fn sharing(self, suspects: Suspects) -> Self {
+        Router { suspects, ..self }
     }
 
     /// Notes that a call to `address` got no answer at `now_ms` (refused, reset, timed out, not
-    /// XXL-JOB's envelope): the strategies that do not probe leave it out for
-    /// [`UNREACHABLE_FOR_MS`]. Returns whether it was in use until now.
+    /// XXL-JOB's envelope): it is a suspect from now on. Returns whether it was not already.
     pub fn no_answer(&mut self, address: &str, now_ms: i64) -> bool {
-        let until = now_ms.saturating_add(UNREACHABLE_FOR_MS);
-        let before = self.unreachable.lock().insert(address.to_string(), until);
-        before.is_none_or(|until| until <= now_ms)
+        self.suspects.mark(address, now_ms)
     }
 
-    /// Notes that `address` answered a call: it is used again at once.
-    pub fn answered(&mut self, address: &str) {
-        let mut unreachable = self.unreachable.lock();
-        if !unreachable.is_empty() {
-            unreachable.remove(address);
-        }
-    }
-
-    /// `addresses` without those left out at `now_ms`; all of them when none would be left.
-    fn reachable<'a>(&mut self, addresses: &'a [String], now_ms: i64) -> Cow<'a, [String]> {
-        let mut unreachable = self.unreachable.lock();
-        if unreachable.is_empty() {
-            return Cow::Borrowed(addresses);
-        }
-        unreachable.retain(|_, until| *until > now_ms);
-        let left_out = |a: &String| unreachable.contains_key(a);
-        match addresses.iter().filter(|a| left_out(a)).count() {
-            n if n == 0 || n == addresses.len() => Cow::Borrowed(addresses),
-            _ => Cow::Owned(addresses.iter().filter(|a| !left_out(a)).cloned().collect()),
-        }
+    /// Notes that `address` answered a call at `now_ms`: it is used again at once. Returns
+    /// whether it was a suspect.
+    pub fn answered(&mut self, address: &str, now_ms: i64) -> bool {
+        self.suspects.clear(address, now_ms)
     }
 
     /// Decides the executor for one trigger of `job_id`, as far as that needs no network.
     ///
     /// `addresses` in the caller's order (FIRST and LAST pick its ends); `now_ms` (epoch ms)
-    /// drives the 24 h reset and the end of an executor's time left out.
+    /// drives the 24 h reset of the per-job state.
     pub fn route(
         &mut self,
         strategy: RouteStrategy,
@@ -190,9 +152,11 @@ impl<R: Rng> Router<R> {
         now_ms: i64,
     ) -> RouteDecision {
         let addresses = match strategy {
-            // the probes find out for themselves, every trigger
-            RouteStrategy::Failover | RouteStrategy::Busyover => Cow::Borrowed(addresses),
-            _ => self.reachable(addresses, now_ms),
+            // the probes find out for themselves, the suspects last
+            RouteStrategy::Failover | RouteStrategy::Busyover => {
+                Cow::Owned(self.suspects.last(addresses))
+            }
+            _ => self.suspects.leave_out(addresses),
         };
         let addresses = &*addresses;
         let (Some(first), Some(last)) = (addresses.first(), addresses.last()) else {
@@ -232,11 +196,13 @@ mod broadcast;
 mod hashing;
 mod probe;
 mod stateful;
+mod suspects;
 
 pub use broadcast::{broadcast_targets, shard_address};
 pub use hashing::{consistent_hash, hash_key};
 pub use probe::probe_in_order;
 use stateful::Expiring;
+pub use suspects::{Suspects, OWN_CHANGE_WINS_MS};
 
 #[cfg(test)]
 mod tests;

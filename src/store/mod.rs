@@ -35,6 +35,7 @@ mod schedule;
 mod scoped;
 mod settings;
 mod sqlite_lib;
+mod suspects;
 mod turns;
 mod users;
 mod workflow_runs;

@@ -90,6 +90,7 @@ async fn a_panicking_actor_is_restarted_logged_listed_and_jobs_keep_firing() {
         "result-intake",
         "ring",
         "schedule",
+        "suspect-watch",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }

@@ -383,6 +383,10 @@ impl Api {
     pub async fn registry(&self) -> Resp {
         self.call(Method::GET, "/api/v1/registry", None).await
     }
+    pub async fn registry_suspects(&self) -> Resp {
+        self.call(Method::GET, "/api/v1/registry/suspects", None)
+            .await
+    }
 
     /// POSTs to the executor-facing API (`/api/registry`, `/api/callback`, ...) with the
     /// executor token this client holds.

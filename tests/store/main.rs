@@ -14,4 +14,5 @@ mod logs;
 mod registry;
 mod schedule;
 mod support;
+mod suspects;
 mod users;

@@ -160,9 +160,11 @@ pub(super) async fn process(
                     let creds = creds_for(&a);
                     async move {
                         let answer = match kind {
-                            ProbeKind::Beat => client.beat(&a, &creds).await,
-                            ProbeKind::IdleBeat => client.idle_beat(&a, &creds, job.id).await,
+                            ProbeKind::Beat => client.try_beat(&a, &creds).await,
+                            ProbeKind::IdleBeat => client.try_idle_beat(&a, &creds, job.id).await,
                         };
+                        note_answer(env, router, &a, job.id, &answer);
+                        let answer = answer.unwrap_or_else(failure);
                         Ok((answer.code, answer.msg.unwrap_or_default()))
                     }
                 })
@@ -186,7 +188,7 @@ pub(super) async fn process(
                 protocol: p.targets.protocol_of(&address),
             };
             let answer = client.try_run(&address, &creds, &param).await;
-            note_answer(router, &address, job.id, &answer);
+            note_answer(env, router, &address, job.id, &answer);
             let mut answer = answer.unwrap_or_else(failure);
             // a repeat means the executor has this very run (a resend after its admin died
             // between the call and its record): accepted once, so not run twice
@@ -247,23 +249,42 @@ fn is_repeat(msg: Option<&str>, log_id: i64) -> bool {
     })
 }
 
-/// Tells the router whether `address` answered `job_id`'s trigger, so that the strategies that
-/// do not probe leave an executor that did not answer out for a while (one line when it starts).
+/// Tells the router whether `address` answered `job_id`'s call, so that routing leaves an
+/// executor that did not answer out (one line when it starts), and writes the change to the
+/// database for the other admins.
 pub(super) fn note_answer<T>(
+    env: &TriggerEnv,
     router: &RefCell<Router>,
     address: &str,
     job_id: i32,
     answer: &Result<T, String>,
 ) {
-    let mut router = router.borrow_mut();
+    let now = now_ms();
     match answer {
-        Ok(_) => router.answered(address),
-        Err(why) => {
-            if router.no_answer(address, now_ms()) {
-                log::warn!(
-                    "executor {address} did not answer job {job_id}'s trigger ({why}); routing leaves it out for {} s",
-                    UNREACHABLE_FOR_MS / 1_000
+        Ok(_) => {
+            if router.borrow_mut().answered(address, now) {
+                log::info!(
+                    "executor {address} answered job {job_id}'s call: routing uses it again"
                 );
+                let address = address.to_string();
+                env.store.spawn(move |s| async move {
+                    if let Err(e) = s.clear_suspect(&address, None).await {
+                        log::warn!("executor {address}: cannot clear its suspect mark: {e}");
+                    }
+                });
+            }
+        }
+        Err(why) => {
+            if router.borrow_mut().no_answer(address, now) {
+                log::warn!(
+                    "executor {address} did not answer job {job_id}'s call ({why}); routing leaves it out until it beats again"
+                );
+                let (address, why, node) = (address.to_string(), why.clone(), env.node_id.clone());
+                env.store.spawn(move |s| async move {
+                    if let Err(e) = s.mark_suspect(&address, now, &why, &node).await {
+                        log::warn!("executor {address}: cannot share its suspect mark: {e}");
+                    }
+                });
             }
         }
     }

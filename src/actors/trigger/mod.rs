@@ -27,8 +27,8 @@ use crate::model::{
 };
 use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{
-    probe_in_order, shard_address, ProbeKind, RouteDecision, Router, ADDRESS_EMPTY_MSG,
-    ROUTE_FAIL_MSG, UNREACHABLE_FOR_MS,
+    probe_in_order, shard_address, ProbeKind, RouteDecision, Router, Suspects, ADDRESS_EMPTY_MSG,
+    ROUTE_FAIL_MSG,
 };
 use crate::store::{ActorStore, ClaimKey, Store};
 
@@ -107,6 +107,10 @@ pub struct TriggerEnv {
     pub workflows: WorkflowLink,
     /// Where the crash tests make this admin die (nowhere in a release build).
     pub faults: FaultExit,
+    /// The executors routing leaves out, shared by every router of this admin.
+    pub suspects: Suspects,
+    /// This admin's id in the cluster, recorded with the suspects it marks.
+    pub node_id: Arc<str>,
 }
 
 /// The outcome of one trigger: a log row per shard.

@@ -209,6 +209,8 @@ fn trigger_env(state: &AppState) -> TriggerEnv {
         lease: Default::default(),
         workflows: state.workflow_link.clone(),
         faults: Default::default(),
+        suspects: Default::default(),
+        node_id: Default::default(),
     }
 }
 

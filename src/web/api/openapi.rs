@@ -62,6 +62,7 @@ pub const PREFIX: &str = "/api/v1";
         logs::content,
         logs::kill,
         registry::list,
+        registry::suspects,
         reports::daily,
         schedule::preview,
         system::access_token,

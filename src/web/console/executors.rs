@@ -1,5 +1,7 @@
 //! Executor groups: each with its online addresses and their last heartbeat; a group's form.
 
+use std::collections::HashMap;
+
 use actix_web::{web, HttpRequest};
 use askama::Template;
 
@@ -7,10 +9,17 @@ use super::errors::PageResult;
 use super::{nav, render, save_target, utc_text, Nav};
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::model::{AddressType, JobGroup};
+use crate::model::{AddressType, ExecutorSuspect, JobGroup};
 use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiError;
 use crate::web::AppState;
+
+/// Why routing leaves an executor out: a call to it got no answer.
+struct SuspectMark {
+    since: i64,
+    since_utc: String,
+    reason: String,
+}
 
 /// An executor that beat recently.
 struct Online {
@@ -18,6 +27,13 @@ struct Online {
     protocol: String,
     beat: i64,
     beat_utc: String,
+    suspect: Option<SuspectMark>,
+}
+
+/// An address of a manual group's list.
+struct Listed {
+    address: String,
+    suspect: Option<SuspectMark>,
 }
 
 /// A group and who serves it.
@@ -25,6 +41,7 @@ struct GroupRow {
     group: JobGroup,
     auto: bool,
     online: Vec<Online>,
+    listed: Vec<Listed>,
     jobs: i64,
 }
 
@@ -46,6 +63,14 @@ pub(super) async fn list(
         .store
         .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?;
+    let marks: HashMap<String, ExecutorSuspect> = state.store.suspects_by_address().await?;
+    let suspect = |address: &str| {
+        marks.get(address).map(|m| SuspectMark {
+            since: m.since,
+            since_utc: utc_text(m.since),
+            reason: m.reason.clone(),
+        })
+    };
     let mut groups = Vec::new();
     for group in state.store.list_groups().await? {
         if !principal.can_access(group.id) {
@@ -59,12 +84,22 @@ pub(super) async fn list(
                 protocol: r.protocol.clone(),
                 beat: r.update_time,
                 beat_utc: utc_text(r.update_time),
+                suspect: suspect(&r.registry_value),
+            })
+            .collect();
+        let listed = group
+            .address_list
+            .iter()
+            .map(|a| Listed {
+                address: a.clone(),
+                suspect: suspect(a),
             })
             .collect();
         groups.push(GroupRow {
             jobs: state.store.count_jobs_in_group(group.id).await?,
             auto: group.address_type == AddressType::Auto,
             online,
+            listed,
             group,
         });
     }

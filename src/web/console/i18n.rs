@@ -292,6 +292,7 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ("stop", "Stop", "停止"),
     ("stopped", "Stopped", "已停止"),
     ("success", "Succeeded", "成功"),
+    ("suspect_since", "no answer since", "无应答，自"),
     ("target", "Target", "对象"),
     ("time", "Time", "时间"),
     ("timeline", "Timeline", "时间线"),
