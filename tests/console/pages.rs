@@ -119,3 +119,47 @@ backends!(app: run_pages_escape_results_and_respect_groups, |app| {
     assert_eq!(carol.page(&format!("/runs/{}", ids[1])).await.status, 403);
     assert_eq!(carol.page(&format!("/jobs/{their_job}")).await.status, 403);
 });
+
+backends!(app: suspect_executors_are_marked_for_those_who_may_see_them, |app| {
+    let mine = app.group("sus-mine").await;
+    app.group("sus-theirs").await;
+    app.api.set_executor_token(Some(&app.token));
+    for (name, address) in [("sus-mine", "http://127.0.0.1:1/"), ("sus-theirs", "http://127.0.0.1:2/")] {
+        let res = app.api.register_executor(name, address).await;
+        assert_eq!(res.body["code"], 200, "{}", res.body);
+    }
+    // marked after their beat, as a failed call would
+    let since = jobwheel::clock::now_ms() + 1;
+    for address in ["http://127.0.0.1:1/", "http://127.0.0.1:2/"] {
+        let marked = app
+            .store
+            .mark_suspect(address, since, "connection refused <b>", "node-x")
+            .await
+            .unwrap();
+        assert!(marked);
+    }
+    let all = app.api.registry_suspects().await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert_eq!(all.body.as_array().map(Vec::len), Some(2), "{}", all.body);
+    assert_eq!(all.body[0]["notedBy"], "node-x");
+    let page = app.api.page("/executors").await;
+    assert_eq!(page.html.matches("no answer since").count(), 2, "{}", page.html);
+    assert!(!page.html.contains("refused <b>"), "reasons are escaped");
+
+    let bob = app.normal_user("bob", &[mine]).await;
+    let seen = bob.registry_suspects().await;
+    assert_eq!(seen.status, 200, "{}", seen.body);
+    let seen = seen.body.as_array().cloned().unwrap_or_default();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["address"], "http://127.0.0.1:1/");
+    assert_eq!(seen[0]["appNames"], serde_json::json!(["sus-mine"]));
+    let registry = bob.registry().await.body;
+    let entries = registry.as_array().cloned().unwrap_or_default();
+    assert_eq!(entries.len(), 1, "{registry}");
+    assert_eq!(entries[0]["suspectSince"], since);
+    assert_eq!(entries[0]["suspectReason"], "connection refused <b>");
+    let page = bob.page("/executors").await;
+    assert_eq!(page.html.matches("no answer since").count(), 1, "{}", page.html);
+    // anonymous callers learn nothing
+    assert_eq!(app.anonymous().registry_suspects().await.status, 401);
+});
