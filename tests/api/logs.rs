@@ -182,6 +182,8 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
             "address": exec.address,
             "protocol": "v2",
             "updateTime": online.body[0]["updateTime"],
+            "suspectSince": null,
+            "suspectReason": null,
         }])
     );
 });
