@@ -4,7 +4,8 @@
 //!
 //! - `workflow-claimed`: a workflow node's run row is inserted (claimed), its call not made;
 //! - `call-answered`: an executor accepted a workflow node's call, its outcome not written;
-//! - `result-stored`: a workflow node's result is stored, its run not moved on.
+//! - `result-stored`: a workflow node's result is stored, its run not moved on;
+//! - `call-sent`: a job's `run` call went out (answered or not), its outcome not written.
 //!
 //! Without the feature it is an empty value whose checks compile away.
 

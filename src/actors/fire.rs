@@ -12,6 +12,19 @@ pub struct Fire {
     pub fire_time: i64,
     /// CRON, or MISFIRE for a catch-up run.
     pub trigger_type: TriggerType,
+    /// The run row its dead admin sent without recording the answer, sent again as itself.
+    pub resend: Option<Resend>,
+}
+
+/// A run row whose call went out (or may have) before its admin stopped, the answer never
+/// recorded: it is sent again under the same log id, never as a new row, so an executor that
+/// has it already runs it once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resend {
+    /// The row, and the log id the executor was sent.
+    pub log_id: i64,
+    /// The row's trigger time, sent as its `logDateTime` the first time.
+    pub trigger_time: i64,
 }
 
 impl Fire {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
-use crate::actors::accepted_log_ids::AcceptedLogIds;
+use crate::actors::accepted_log_ids::{AcceptedLogIds, FLUSH_EVERY};
 use crate::actors::job_thread::{JobActor, JobShared, Run, Stop};
 use crate::executor::glue::ScriptSpec;
 use crate::executor::handler::HandlerRegistry;
@@ -44,6 +44,15 @@ pub struct Kill {
 pub struct IdleBeat {
     /// The job.
     pub job_id: i32,
+}
+
+/// `/log` of a run with no log file yet: whether the run was accepted lately (it is queued, or
+/// ran without writing a line), so a resending admin learns this executor has it.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct WasAccepted {
+    /// The run's log id.
+    pub log_id: i64,
 }
 
 /// Shutdown step 1: refuse every further trigger.
@@ -116,14 +125,14 @@ impl JobTable {
     ) -> Self {
         JobTable {
             handlers,
-            env,
             glue_enabled,
             trim_memory,
             accepting: true,
             jobs: HashMap::new(),
             next_serial: 0,
             trim_pending: false,
-            accepted: AcceptedLogIds::default(),
+            accepted: AcceptedLogIds::open(&env.log_base),
+            env,
         }
     }
 
@@ -255,6 +264,11 @@ impl Actor for JobTable {
         ctx.run_interval(reap_period(self.env.idle_timeout), |act, ctx| {
             act.reap_idle(ctx)
         });
+        ctx.run_interval(FLUSH_EVERY, |act, _| act.accepted.flush());
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        self.accepted.flush();
     }
 }
 
@@ -352,6 +366,14 @@ impl Handler<IdleBeat> for JobTable {
     }
 }
 
+impl Handler<WasAccepted> for JobTable {
+    type Result = bool;
+
+    fn handle(&mut self, msg: WasAccepted, _: &mut Self::Context) -> bool {
+        self.accepted.contains(msg.log_id)
+    }
+}
+
 impl Handler<StopAccepting> for JobTable {
     type Result = ();
 
@@ -364,6 +386,7 @@ impl Handler<StopAll> for JobTable {
     type Result = usize;
 
     fn handle(&mut self, msg: StopAll, _: &mut Self::Context) -> usize {
+        self.accepted.flush();
         let ids: Vec<i32> = self.jobs.keys().copied().collect();
         for id in &ids {
             self.remove(*id, &msg.reason);

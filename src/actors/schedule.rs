@@ -208,7 +208,10 @@ impl ScheduleActor {
             self.dispatcher.do_send(TriggerBatch {
                 triggers: due
                     .into_iter()
-                    .map(|f| Trigger::new(f.job_id, f.trigger_type, f.fire_time))
+                    .map(|f| Trigger {
+                        resend: f.resend,
+                        ..Trigger::new(f.job_id, f.trigger_type, f.fire_time)
+                    })
                     .collect(),
                 ahead: false,
             });
@@ -434,6 +437,7 @@ pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<
                 job_id: job.id,
                 fire_time: now,
                 trigger_type: TriggerType::Misfire,
+                resend: None,
             });
             last = now;
         }
@@ -451,6 +455,7 @@ pub fn plan_job(job: &DueJob, default_tz: Tz, now: i64) -> (ScheduleUpdate, Vec<
             job_id: job.id,
             fire_time: at,
             trigger_type: TriggerType::Cron,
+            resend: None,
         });
         last = at;
         // FIX_DELAY waits for the run to end before it knows its next time

@@ -1,14 +1,16 @@
 //! What a pre-read pass does with fire times taken over from an admin that stopped.
 //!
-//! A taken-over fire fires once, late, unless its run already has an outcome. It counts as a
-//! misfire only when later than a normal pass allows plus the time it takes to notice a dead
-//! admin ([`TAKEOVER_MISFIRE_AFTER_MS`]); then the job's misfire strategy decides, and a fire
-//! that is not fired leaves a run row that says why. A run row with no outcome (its admin died
-//! during the call) is closed with a message before the fire goes out again.
+//! A taken-over fire fires once, late, unless its run already has an outcome. A fire whose one
+//! run row has no outcome (its admin died during the call, or between the call and its record)
+//! goes out again as that row, under the same log id, however late: its executor may have it.
+//! Any other fire counts as a misfire only when later than a normal pass allows plus the time it
+//! takes to notice a dead admin ([`TAKEOVER_MISFIRE_AFTER_MS`]); then the job's misfire strategy
+//! decides, and a fire that is not fired leaves a run row that says why. A broadcast's shard
+//! rows with no outcome are closed with a message and the fire goes out again as new rows.
 
 use std::collections::HashSet;
 
-use super::fire::Fire;
+use super::fire::{Fire, Resend};
 use super::timing_rules::{NODE_DEAD_AFTER_MS, TAKEOVER_BATCH, TAKEOVER_MISFIRE_AFTER_MS};
 use crate::model::{MisfireStrategy, TriggerType};
 use crate::store::{ClaimKey, OrphanFire, ScheduleTx, StoreError};
@@ -35,11 +37,23 @@ pub fn plan_takeover(orphans: &[OrphanFire], now: i64) -> TakeoverPlan {
             plan.release.push(o.key);
             continue;
         };
-        if o.runs.iter().any(|&(_, code)| code != 0) {
+        if o.runs.iter().any(|r| r.code != 0) {
             plan.release.push(o.key);
             continue;
         }
-        plan.close.extend(o.runs.iter().map(|&(id, _)| id));
+        if let [run] = o.runs.as_slice() {
+            plan.fire.push(Fire {
+                job_id: o.key.job_id,
+                fire_time: o.key.fire_time,
+                trigger_type: o.trigger_type,
+                resend: Some(Resend {
+                    log_id: run.log_id,
+                    trigger_time: run.trigger_time,
+                }),
+            });
+            continue;
+        }
+        plan.close.extend(o.runs.iter().map(|r| r.log_id));
         let too_late = now - o.key.fire_time > TAKEOVER_MISFIRE_AFTER_MS;
         let trigger_type = if !too_late {
             o.trigger_type
@@ -56,6 +70,7 @@ pub fn plan_takeover(orphans: &[OrphanFire], now: i64) -> TakeoverPlan {
             job_id: o.key.job_id,
             fire_time: o.key.fire_time,
             trigger_type,
+            resend: None,
         });
     }
     plan
@@ -78,8 +93,9 @@ pub async fn take_over(
     let mut from: Vec<&str> = orphans.iter().map(|o| o.from.as_str()).collect();
     from.sort_unstable();
     from.dedup();
+    let resent = plan.fire.iter().filter(|f| f.resend.is_some()).count();
     log::warn!(
-        "admin node {node} took over {} fire time(s) of stopped admin(s) {:?}: {} to fire, {} not fired (too late), {} done already",
+        "admin node {node} took over {} fire time(s) of stopped admin(s) {:?}: {} to fire ({resent} of them sent again under their log id, their answer never recorded), {} not fired (too late), {} done already",
         orphans.len(),
         from,
         plan.fire.len(),
@@ -114,7 +130,15 @@ pub async fn take_over(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ClaimJob;
+    use crate::store::{ClaimJob, OrphanRun};
+
+    fn run(log_id: i64, code: i32) -> OrphanRun {
+        OrphanRun {
+            log_id,
+            code,
+            trigger_time: NOW - 900,
+        }
+    }
 
     const NOW: i64 = 1_800_000_000_000;
 
@@ -149,14 +173,40 @@ mod tests {
     #[test]
     fn a_fire_with_an_outcome_is_not_fired_again() {
         let mut done = orphan(1, 1_000, MisfireStrategy::DoNothing);
-        done.runs = vec![(10, 200)];
-        let mut unknown = orphan(2, 1_000, MisfireStrategy::DoNothing);
-        unknown.runs = vec![(11, 0)];
-        let plan = plan_takeover(&[done.clone(), unknown], NOW);
+        done.runs = vec![run(10, 200)];
+        let plan = plan_takeover(&[done.clone()], NOW);
         assert_eq!(plan.release, vec![done.key]);
-        assert_eq!(plan.close, vec![11]);
+        assert!(plan.fire.is_empty() && plan.close.is_empty());
+    }
+
+    #[test]
+    fn a_run_with_no_recorded_answer_goes_again_as_itself_however_late() {
+        let mut unknown = orphan(2, 1_000, MisfireStrategy::DoNothing);
+        unknown.runs = vec![run(11, 0)];
+        let late = TAKEOVER_MISFIRE_AFTER_MS + 60_000;
+        let mut late_unknown = orphan(3, late, MisfireStrategy::DoNothing);
+        late_unknown.runs = vec![run(12, 0)];
+        let plan = plan_takeover(&[unknown, late_unknown], NOW);
+        assert!(plan.close.is_empty(), "no row is closed: {plan:?}");
+        assert!(plan.unfired.is_empty(), "a resend is no misfire");
+        let resent: Vec<_> = plan.fire.iter().map(|f| (f.job_id, f.resend)).collect();
+        let again = |log_id| {
+            Some(Resend {
+                log_id,
+                trigger_time: NOW - 900,
+            })
+        };
+        assert_eq!(resent, vec![(2, again(11)), (3, again(12))]);
+    }
+
+    #[test]
+    fn a_broadcasts_unrecorded_shards_are_closed_and_fired_anew() {
+        let mut shards = orphan(4, 1_000, MisfireStrategy::DoNothing);
+        shards.runs = vec![run(20, 0), run(21, 0)];
+        let plan = plan_takeover(&[shards], NOW);
+        assert_eq!(plan.close, vec![20, 21]);
         assert_eq!(plan.fire.len(), 1);
-        assert_eq!(plan.fire[0].job_id, 2);
+        assert_eq!(plan.fire[0].resend, None);
     }
 
     #[test]

@@ -11,13 +11,14 @@ use serde::Serialize;
 
 use super::admin_link::AdminLink;
 use super::run_log_file::LogReader;
-use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger};
+use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger, WasAccepted};
 use crate::metrics::{ExecutorMetrics, RefusalReason};
 use crate::protocol::{
     check_trigger, constant_time_eq, decode, request_error, uri_not_found, AnyReturn,
-    IdleBeatParam, Keyed, KillParam, LogParam, PayloadKey, ReturnT, TriggerParam,
+    IdleBeatParam, Keyed, KillParam, LogParam, LogResult, PayloadKey, ReturnT, TriggerParam,
     ACCESS_TOKEN_HEADER, APP_NAME_HEADER, BODY_TIMEOUT, MSG_ACCESS_TOKEN_WRONG,
-    MSG_JOB_ALREADY_KILLED, MSG_JOB_BUSY, MSG_METHOD_NOT_SUPPORTED,
+    MSG_JOB_ALREADY_KILLED, MSG_JOB_BUSY, MSG_LOG_FILE_NOT_EXISTS, MSG_METHOD_NOT_SUPPORTED,
+    MSG_RUN_ACCEPTED_NO_LOG,
 };
 
 /// Largest request body, as the Java executor's aggregator allows.
@@ -220,6 +221,21 @@ async fn handle(
                 state.link.envelope.payload_key()
             };
             match read {
+                Ok(result) if result.log_content == MSG_LOG_FILE_NOT_EXISTS => {
+                    // no file is no proof the run is unknown here: it may be queued, or (with a
+                    // resend in mind) accepted and not started
+                    let accepted = state.jobs.send(WasAccepted { log_id }).await;
+                    let result = match accepted {
+                        Ok(true) => LogResult {
+                            from_line_num: from,
+                            to_line_num: 0,
+                            log_content: MSG_RUN_ACCEPTED_NO_LOG.to_string(),
+                            is_end: false,
+                        },
+                        _ => result,
+                    };
+                    answer_keyed(&ReturnT::success_with(result), key)
+                }
                 Ok(result) => answer_keyed(&ReturnT::success_with(result), key),
                 Err(e) => fail(request_error(&e.to_string())),
             }

@@ -53,6 +53,9 @@ pub const MSG_SUFFIX_RUNNING_KILLED: &str = " [job running, killed]";
 pub const MSG_SUFFIX_QUEUED_KILLED: &str = " [job not executed, in the job queue, killed.]";
 /// `/log` content for a log file that does not exist (with `isEnd` true).
 pub const MSG_LOG_FILE_NOT_EXISTS: &str = "readLog fail, logFile not exists";
+/// `/log` content of a jobwheel executor for a run it accepted that has no log line yet (with
+/// `isEnd` false): a resending admin takes it as "this executor has the run".
+pub const MSG_RUN_ACCEPTED_NO_LOG: &str = "run accepted, no log line yet";
 
 /// `/run` rejection when no handler has that name; the admin shows it in the trigger log.
 pub fn handler_not_found(name: &str) -> String {

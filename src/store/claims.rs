@@ -49,8 +49,19 @@ pub struct OrphanFire {
     pub from: String,
     /// The job, unless it was deleted since.
     pub job: Option<ClaimJob>,
-    /// Run rows already written for this fire: (log id, trigger code; 0 = outcome unknown).
-    pub runs: Vec<(i64, i32)>,
+    /// Run rows already written for this fire.
+    pub runs: Vec<OrphanRun>,
+}
+
+/// A run row written for an orphaned fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrphanRun {
+    /// The row's id, the log id its executor was sent.
+    pub log_id: i64,
+    /// Its trigger code: 0 while the call's outcome is unknown.
+    pub code: i32,
+    /// Its trigger time, sent as the run's `logDateTime` (where an executor files its log).
+    pub trigger_time: i64,
 }
 
 /// Rows per multi-row statement.
@@ -316,7 +327,7 @@ impl ScheduleTx {
             jobs.dedup();
             let first_fire = chunk.iter().map(|k| k.fire_time).min().unwrap_or_default();
             let runs = format!(
-                "SELECT id, job_id, schedule_time, trigger_code FROM job_log \
+                "SELECT id, job_id, schedule_time, trigger_code, trigger_time FROM job_log \
                  WHERE trigger_type IN ('CRON', 'MISFIRE') AND job_id IN ({}) AND trigger_time >= ?",
                 marks(jobs.len())
             );
@@ -332,9 +343,11 @@ impl ScheduleTx {
                         fire_time: row.long("schedule_time")?,
                     };
                     if let Some(&i) = at.get(&key) {
-                        orphans[i]
-                            .runs
-                            .push((row.long("id")?, row.int("trigger_code")?));
+                        orphans[i].runs.push(OrphanRun {
+                            log_id: row.long("id")?,
+                            code: row.int("trigger_code")?,
+                            trigger_time: row.long("trigger_time")?,
+                        });
                     }
                 }
             });

@@ -183,7 +183,8 @@ impl Store {
         Ok(())
     }
 
-    /// Records what the executor answered to a trigger; false when the log is gone.
+    /// Records what the executor answered to a trigger; false when the log is gone, or holds an
+    /// accepted outcome already and this one is a refusal (see [`NO_DOWNGRADE`]).
     pub async fn set_trigger_outcome(&self, log_id: i64, o: &TriggerOutcome) -> StoreResult<bool> {
         let trigger_msg = storable_text(&o.trigger_msg, MESSAGE_MAX_CHARS).into_owned();
         let row = (
@@ -224,7 +225,8 @@ impl Store {
                 }
                 let sql = format!(
                     "UPDATE job_log l JOIN ({derived}) v ON l.id = v.id SET l.trigger_code = v.c, \
-                     l.trigger_msg = v.m, l.executor_address = v.a"
+                     l.trigger_msg = v.m, l.executor_address = v.a \
+                     WHERE (l.trigger_code <> 200 OR v.c = 200)"
                 );
                 // rows matched, not only changed: sqlx connects with CLIENT_FOUND_ROWS
                 bind_outcomes!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
@@ -439,12 +441,19 @@ fn complete_returning_sql(set: &str, n: usize) -> String {
     )
 }
 
+/// An outcome never replaces an accepted one with a failure: a run row sent again after its admin
+/// stopped may get two outcomes (the admin that took it over, and the first admin if it was only
+/// frozen and wakes to finish its call), and a late refusal must not turn a run that was
+/// accepted into a failed one, which would be retried.
+/// (The MySQL statement says the same of its alias.)
+const NO_DOWNGRADE: &str = "(job_log.trigger_code <> 200 OR v.c = 200)";
+
 /// The SQLite/PostgreSQL many-row outcome update: `UPDATE ... FROM` a VALUES list.
 fn outcome_update_from_values(values: &str) -> String {
     format!(
         "WITH v (id, c, m, a) AS (VALUES {values}) \
          UPDATE job_log SET trigger_code = v.c, trigger_msg = v.m, executor_address = v.a \
-         FROM v WHERE job_log.id = v.id"
+         FROM v WHERE job_log.id = v.id AND {NO_DOWNGRADE}"
     )
 }
 

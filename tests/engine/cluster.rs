@@ -5,9 +5,8 @@
 //! limit.
 
 use std::collections::HashMap;
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
@@ -15,10 +14,10 @@ use jobwheel::model::{ScheduleType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{Backend, LogFilter, Store};
 
 use crate::engine_support::{job, manual_group};
-use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb, ADMIN_PASSWORD};
+use crate::kit::processes;
+pub(crate) use crate::kit::processes::{free_port, signal, wait_healthy, TOKEN};
+use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb};
 
-const BIN: &str = env!("CARGO_BIN_EXE_jobwheel");
-pub(crate) const TOKEN: &str = "cluster-test-token-0123456789";
 const JOBS: usize = 200;
 
 /// How the middle admin is stopped.
@@ -31,48 +30,9 @@ enum Stop {
     Freeze,
 }
 
-pub(crate) fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
-}
-
-/// `jobwheel admin` on `port`, its output in `dir/name.log`.
+/// `jobwheel admin` on `port`, its output in `dir/admin-{name}.log`.
 pub(crate) fn start_admin(url: &str, port: u16, dir: &Path, name: &str) -> Child {
-    let log = std::fs::File::create(dir.join(format!("{name}.log"))).expect("log file");
-    Command::new(BIN)
-        .args(["admin", "--bind", &format!("127.0.0.1:{port}")])
-        .args(["--database-url", url, "--access-token", TOKEN])
-        .args(["--admin-password", ADMIN_PASSWORD])
-        .current_dir(dir)
-        .env("RUST_LOG", "warn,jobwheel=info")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("start an admin")
-}
-
-pub(crate) async fn wait_healthy(port: u16) {
-    let client = awc::Client::default();
-    let healthy = wait_for(Duration::from_secs(30), || {
-        let req = client.get(format!("http://127.0.0.1:{port}/healthz"));
-        async move {
-            let res = req.send().await.ok()?;
-            res.status().is_success().then_some(())
-        }
-    })
-    .await;
-    assert!(
-        healthy.is_some(),
-        "the admin on port {port} did not become healthy"
-    );
-}
-
-pub(crate) fn signal(child: &Child, sig: &str) {
-    let status = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .expect("send a signal");
-    assert!(status.success());
+    processes::start_admin(url, port, dir, name, None)
 }
 
 /// What the database says of the window's fires.

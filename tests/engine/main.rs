@@ -15,6 +15,7 @@ mod monitor_email;
 mod monitor_fail;
 mod monitor_lost;
 mod monitor_report;
+mod once_per_fire;
 mod outage;
 mod results;
 mod routing;

@@ -13,6 +13,7 @@ both_targets!(
     rejections_name_the_problem,
     glue_disabled_refuses_scripts,
     idle_beat_busy_and_repeat_trigger,
+    accepted_runs_are_known_to_log_and_across_a_restart,
     kill_unknown_and_log_unknown,
     scripts_get_args_and_exit_codes,
     glue_version_replaces_worker,
@@ -277,6 +278,56 @@ async fn idle_beat_busy_and_repeat_trigger(target: Target) {
         exec.post("/idleBeat", json!({"jobId": 8})).await["code"],
         200
     );
+}
+
+/// What lets an admin that sends a run again (its first admin died) not run it twice: the
+/// executor that has it says so to `/log` while it is queued, and refuses it after a restart.
+async fn accepted_runs_are_known_to_log_and_across_a_restart(target: Target) {
+    let admin = FakeAdmin::start();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = || Opts {
+        log_dir: Some(dir.path().to_path_buf()),
+        ..Opts::default()
+    };
+    let mut exec = Exec::start(target, &admin, opts()).await;
+    let first = shell(12, "sleep 2", 1);
+    exec.run_ok(&first).await;
+    let queued = shell(12, "sleep 2", 1);
+    exec.run_ok(&queued).await;
+    let log = exec
+        .post(
+            "/log",
+            json!({"logDateTim": queued.log_date_time, "logId": queued.log_id, "fromLineNum": 1}),
+        )
+        .await;
+    assert_eq!(
+        log["data"],
+        json!({"fromLineNum":1,"toLineNum":0,"logContent":"run accepted, no log line yet","isEnd":false})
+    );
+    // on disk within moments of the accept, so a SIGKILL loses nothing after that
+    let line = format!(" {}\n", queued.log_id);
+    let kept = poll_for(WAIT, || {
+        std::fs::read_to_string(dir.path().join("accepted-log-ids"))
+            .ok()
+            .filter(|text| text.contains(&line))
+    })
+    .await;
+    assert!(kept.is_some(), "the accepted log ids are kept on disk");
+    match target {
+        Target::Binary => exec.kill(),
+        Target::Library => exec.stop().await,
+    }
+    // a fresh admin: the first one's requests hold the first life's registration and port
+    let admin = FakeAdmin::start();
+    let again = Exec::start(target, &admin, opts()).await;
+    for p in [&first, &queued] {
+        assert_eq!(
+            again.run(p).await,
+            json!({"code":500,"msg":format!("repeat trigger job, logId:{}", p.log_id)}),
+            "a run accepted before the restart is not run again"
+        );
+    }
+    again.run_ok(&shell(12, "true", 1)).await;
 }
 
 async fn kill_unknown_and_log_unknown(target: Target) {

@@ -7,7 +7,9 @@ pub mod api;
 pub mod app;
 pub mod db;
 pub mod fake_executor;
+pub mod processes;
 pub mod wait;
+pub mod worker;
 
 pub use api::{Api, Page, Resp};
 pub use app::{TestApp, ADMIN_PASSWORD};

@@ -45,7 +45,9 @@ backends!(db: a_dead_admins_claims_are_taken_over_once, |db| {
     let keys: Vec<ClaimKey> = orphans.iter().map(|o| o.key).collect();
     assert_eq!(keys, vec![at(j, 50_000), at(j, 51_000)]);
     assert!(orphans.iter().all(|o| o.from == "dead" && o.trigger_type == cron));
-    assert_eq!(orphans[0].runs, vec![(done, 200)]);
+    let runs: Vec<(i64, i32)> = orphans[0].runs.iter().map(|r| (r.log_id, r.code)).collect();
+    assert_eq!(runs, vec![(done, 200)]);
+    assert_eq!(orphans[0].runs[0].trigger_time, cron_log(g, j, 50_000).trigger_time, "the time it was sent with");
     assert!(orphans[1].runs.is_empty());
     let claim_job = orphans[0].job.as_ref().expect("the job exists");
     assert_eq!(claim_job.job_group, g);
@@ -109,7 +111,7 @@ backends!(db: a_take_over_finds_each_fires_runs_among_many, |db| {
     assert_eq!(orphans.len(), 300, "every claim, across several statements");
     assert!(orphans.windows(2).all(|w| w[0].key.fire_time <= w[1].key.fire_time));
     for o in &orphans {
-        let mut got: Vec<i64> = o.runs.iter().map(|&(id, _)| id).collect();
+        let mut got: Vec<i64> = o.runs.iter().map(|r| r.log_id).collect();
         got.sort_unstable();
         let mut expected: Vec<i64> = logs
             .iter()

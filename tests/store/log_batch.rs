@@ -113,6 +113,21 @@ backends!(db: logs_are_inserted_and_triggered_in_bulk, |db| {
     s.set_trigger_outcomes(&[(ids[2_499] + 10_000, accepted("x"))])
         .await
         .unwrap();
+    // a run row sent twice (its admin taken over) keeps an accepted outcome: a late refusal
+    // from the other admin does not make it a failure, alone or in a batch; a refused row may
+    // still be accepted later
+    let late_refusal = TriggerOutcome {
+        trigger_msg: "refused late".into(),
+        ..failed.clone()
+    };
+    s.set_trigger_outcomes(&[(ids[1], late_refusal.clone()), (ids[7], accepted("http://e:9/"))])
+        .await
+        .unwrap();
+    assert!(!s.set_trigger_outcome(ids[2], &late_refusal).await.unwrap());
+    for (id, code, address) in [(ids[1], 200, "http://e:1/"), (ids[2], 200, "http://e:1/"), (ids[7], 200, "http://e:9/")] {
+        let row = s.get_log(id).await.unwrap().unwrap();
+        assert_eq!((row.trigger_code, row.executor_address.as_deref()), (code, Some(address)), "row {id}");
+    }
 });
 
 backends!(db: results_are_stored_in_batches_once_each, |db| {

@@ -13,8 +13,8 @@ use jobwheel::model::{
 };
 use jobwheel::store::{Backend, LogFilter, Store};
 
+use crate::kit::processes::{admin_logs, free_port, signal, start_admin, wait_healthy, TOKEN};
 use crate::kit::{wait_for, TestDb};
-use crate::processes::{admin_logs, free_port, signal, start_admin, wait_healthy, TOKEN};
 use crate::support::Worker;
 
 const WORKFLOWS: usize = 200;

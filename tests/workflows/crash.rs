@@ -7,8 +7,8 @@ use std::time::Duration;
 use jobwheel::store::Backend;
 use serde_json::json;
 
+use crate::kit::processes::{admin_logs, free_port, start_admin, wait_dead, wait_healthy, TOKEN};
 use crate::kit::{wait_for, Api, TestDb, ADMIN_PASSWORD};
-use crate::processes::{admin_logs, free_port, start_admin, wait_dead, wait_healthy, TOKEN};
 use crate::support::*;
 
 const NODES: [&str; 5] = ["n1", "n2", "n3", "n4", "n5"];

@@ -10,7 +10,6 @@ mod support;
 mod api;
 mod cluster;
 mod crash;
-mod processes;
 mod runs;
 mod schedule;
 mod scripts;

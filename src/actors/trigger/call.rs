@@ -126,6 +126,31 @@ pub(super) async fn process(
     let token = Some(executor_token(p.group, &env.access_token));
     let app_name = p.group.map(|g| g.app_name.clone());
 
+    // a resend asks first whether one of the executors has the run already: the dead admin's
+    // route (ROUND, RANDOM, LRU…) may have picked another executor than this one would
+    if let Some(resend) = p.trigger.resend.filter(|_| !broadcast) {
+        let creds_for = |a: &str| Credentials {
+            access_token: token.clone(),
+            app_name: app_name.clone(),
+            protocol: p.targets.protocol_of(a),
+        };
+        if let Some(holder) = holder_of(client, addresses, creds_for, resend).await {
+            log::info!(
+                "job {} log {log_id}: executor {holder} has this run already; not sent again",
+                job.id
+            );
+            let run_msg = format!(
+                "Trigger Job：<br>address：{holder}<br>code：{SUCCESS_CODE}<br>msg：sent by an admin that stopped before recording the answer; the executor has this run already (it answers for its log), so it was not sent again"
+            );
+            let outcome = TriggerOutcome {
+                trigger_code: SUCCESS_CODE,
+                trigger_msg: trigger_message(p.message_head, "", &run_msg),
+                executor_address: Some(holder),
+            };
+            return (SUCCESS_CODE, outcome);
+        }
+    }
+
     // choose the address; a probe message (FAILOVER/BUSYOVER) precedes the run result
     let mut route_msg = String::new();
     let address: Result<String, String> = if addresses.is_empty() && !p.targets.refused.is_empty() {
@@ -188,6 +213,9 @@ pub(super) async fn process(
                 protocol: p.targets.protocol_of(&address),
             };
             let answer = client.try_run(&address, &creds, &param).await;
+            if p.trigger.node.is_none() {
+                env.faults.reached("call-sent");
+            }
             note_answer(env, router, &address, job.id, &answer);
             let mut answer = answer.unwrap_or_else(failure);
             // a repeat means the executor has this very run (a resend after its admin died
@@ -239,6 +267,39 @@ pub(super) async fn process(
     }
     (code, outcome)
 }
+
+/// The first of `addresses` whose `/log` answers for the run `resend`: an XXL-JOB executor
+/// keeps a run's log file from its start, a jobwheel executor answers for every run it
+/// accepted. The executors are asked together; one that does not answer counts as not having it.
+async fn holder_of(
+    client: &ExecutorCalls,
+    addresses: &[String],
+    creds_for: impl Fn(&str) -> Credentials,
+    resend: Resend,
+) -> Option<String> {
+    let asks = addresses.iter().map(|a| {
+        let creds = creds_for(a);
+        async move {
+            let answer = client
+                .log(a, &creds, resend.log_id, resend.trigger_time, 1)
+                .await;
+            let has_it = answer.code == SUCCESS_CODE
+                && answer
+                    .payload
+                    .is_some_and(|page| !page.log_content.starts_with(LOG_READ_FAILED));
+            has_it.then(|| a.clone())
+        }
+    });
+    futures_util::future::join_all(asks)
+        .await
+        .into_iter()
+        .flatten()
+        .next()
+}
+
+/// How an executor's `/log` answer starts when it has no such run (`readLog fail, logFile not
+/// exists` and its kin).
+const LOG_READ_FAILED: &str = "readLog fail";
 
 /// Whether an executor's refusal says it already has run `log_id` (XXL-JOB's words, with
 /// the old spelling "repeate" of Java executors before 2.4 too).

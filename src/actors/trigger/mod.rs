@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use super::db_retry::until_written;
 use super::fault_exit::FaultExit;
+use super::fire::Resend;
 use super::lease::Lease;
 use super::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use super::workflow_link::WorkflowLink;
@@ -54,6 +55,9 @@ pub struct Trigger {
     pub reply: Option<oneshot::Sender<TriggerReport>>,
     /// A workflow node's attempt, whose run row exists already.
     pub node: Option<NodeFire>,
+    /// A taken-over fire's run row, sent by its dead admin with no answer recorded: fired
+    /// again as itself (see [`fire_prepared`]).
+    pub resend: Option<Resend>,
 }
 
 /// A workflow node's attempt to fire: its run row was inserted with the node's claim, so the
@@ -84,6 +88,7 @@ impl Trigger {
             address_list: None,
             reply: None,
             node: None,
+            resend: None,
         }
     }
 }

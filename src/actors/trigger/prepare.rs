@@ -131,10 +131,11 @@ pub(super) async fn prepare_in_db(
             .executor_param
             .clone()
             .unwrap_or_else(|| job.executor_param.clone());
-        let trigger_time = if ahead {
-            msg.schedule_time.max(now)
-        } else {
-            now
+        let trigger_time = match (msg.resend, ahead) {
+            // the row keeps the time its executor was first sent, where it files the run's log
+            (Some(resend), _) => resend.trigger_time,
+            (None, true) => msg.schedule_time.max(now),
+            (None, false) => now,
         };
         let shard = msg.sharding_param.as_deref().and_then(parse_shard);
         let indexes: Vec<(i32, i32)> = if job.executor_route_strategy
@@ -147,8 +148,13 @@ pub(super) async fn prepare_in_db(
         } else {
             vec![shard.unwrap_or((0, 1))]
         };
-        // a workflow node fires the one run row its claim inserted
-        let indexes = match msg.node {
+        // a workflow node fires the one run row its claim inserted, a resend its row
+        let existing_row = msg
+            .node
+            .as_ref()
+            .map(|n| n.log_id)
+            .or(msg.resend.map(|r| r.log_id));
+        let indexes = match existing_row {
             Some(_) => vec![(0, 1)],
             None => indexes,
         };
@@ -164,11 +170,11 @@ pub(super) async fn prepare_in_db(
                 total,
                 fail_retry_count,
             };
-            if let Some(node) = &msg.node {
+            if let Some(log_id) = existing_row {
                 shards.push(Shard {
                     index,
                     total,
-                    log_id: node.log_id,
+                    log_id,
                     message_head: head.to_string(),
                 });
                 continue;
@@ -211,7 +217,7 @@ pub(super) async fn prepare_in_db(
         .map(|l| l.trigger_msg.unwrap_or_default());
     for p in &mut out {
         if let Prepared::Ready(p) = p {
-            if p.trigger.node.is_some() {
+            if p.trigger.node.is_some() || p.trigger.resend.is_some() {
                 continue;
             }
             for shard in &mut p.shards {

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{Engine, KillOrder, Moved};
+use crate::actors::fire::Resend;
 use crate::actors::timing_rules::NODE_DEAD_AFTER_MS;
 use crate::actors::trigger::{NodeFire, Trigger};
 use crate::model::{
@@ -367,11 +368,17 @@ fn collect_results(
             moved.look_at.push((run.id, at));
             continue;
         }
-        let Some(fire) = node_fire(run, def, node, look.jobs) else {
+        let Some(mut fire) = node_fire(run, def, node, look.jobs) else {
             continue;
         };
+        // its executor may have it (the admin died after the call): asked first, as a
+        // taken-over job fire is
+        fire.resend = Some(Resend {
+            log_id: node.log_id,
+            trigger_time: log.trigger_time,
+        });
         log::warn!(
-            "workflow run {} node {}: attempt {} (log {}) was claimed by admin {} and never called: sending it again",
+            "workflow run {} node {}: attempt {} (log {}) was claimed by admin {} whose call's answer is not recorded: sending it again under its log id",
             run.id,
             node.node_key,
             node.attempt,
