@@ -1,17 +1,22 @@
 //! `executor`: the real executor library (in this process, on its own actix system and
-//! threads) under 64 concurrent connections: `/run` acknowledgements per second, and the time
-//! from sending a trigger to its handler starting.
+//! threads) under 64 concurrent connections: `/run` acknowledgements and runs completed per
+//! second, and the time from sending a trigger to its handler starting; then the `jobwheel
+//! executor` process as operators run it (its built-in `demoJobHandler`, which writes a log
+//! line, and its logging at info): runs completed per second, its CPU, and its memory idle and
+//! after the load.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpServer};
+use jobwheel::executor::builtin::DEMO;
 use jobwheel::executor::{Executor, JobContext, JobResult};
 
-use super::common::Ctx;
+use super::common::{mib, Ctx};
 use super::load::{send_triggers, Work};
-use super::procs::BENCH_TOKEN;
+use super::memory::registered_executor;
+use super::procs::{clock_ticks, cpu_percent, BENCH_TOKEN};
 use super::sim::FakeAdmin;
 use super::stats::{ms, summarize, Table};
 
@@ -128,6 +133,7 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         Work::Until {
             deadline: Instant::now() + Duration::from_millis(300),
             jobs: opts.jobs,
+            after: 0,
         },
         opts.connections,
     )
@@ -137,16 +143,26 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clear();
+    let (done_before, _) = fake.callbacks();
+    let load_started = Instant::now();
     let out = send_triggers(
         &base,
         "benchNoop",
         Work::Until {
             deadline: Instant::now() + Duration::from_secs(opts.duration),
             jobs: opts.jobs,
+            // past every warm-up id
+            after: 1_000_000_000,
         },
         opts.connections,
     )
     .await;
+    // runs whose results reached the admin while the load ran: the executor's sustained
+    // throughput end to end (trigger, handler, result batch), not only its /run answers
+    let (done_after, _) = fake.callbacks();
+    let load_elapsed = load_started.elapsed();
+    let completed_rate =
+        done_after.saturating_sub(done_before) as f64 / load_elapsed.as_secs_f64().max(1e-9);
     // every acknowledged trigger's handler should start soon after
     let until = Instant::now() + Duration::from_secs(60);
     loop {
@@ -185,6 +201,7 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         ),
         &[
             "/run acks per s",
+            "runs completed per s",
             "acked",
             "failed",
             "trigger→handler p50 ms",
@@ -195,6 +212,7 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     );
     t.row([
         format!("{rate:.0}"),
+        format!("{completed_rate:.0}"),
         out.acked.to_string(),
         out.failed.to_string(),
         lat.map_or("-".into(), |l| ms(l.p50)),
@@ -208,6 +226,103 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     }
     if out.acked == 0 {
         return Err("no trigger was acknowledged: the scenario could not run".into());
+    }
+    if ctx.bin.exists() {
+        process_run(ctx, opts).await?;
+    } else {
+        println!(
+            "no jobwheel binary at {}: the executor process was not measured\n",
+            ctx.bin.display()
+        );
+    }
+    Ok(())
+}
+
+/// The `jobwheel executor` process under the same load: runs completed per second, CPU, memory.
+async fn process_run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
+    let fake = FakeAdmin::start()?;
+    let (mut exec, port) = registered_executor(ctx, &fake, 600).await?;
+    let base = format!("http://127.0.0.1:{port}/");
+    actix_web::rt::time::sleep(Duration::from_secs(1)).await;
+    let idle = exec.sample()?;
+    let warm = send_triggers(
+        &base,
+        DEMO,
+        Work::Until {
+            deadline: Instant::now() + Duration::from_millis(300),
+            jobs: opts.jobs,
+            after: 0,
+        },
+        opts.connections,
+    )
+    .await;
+    let _ = warm;
+    let (done_before, _) = fake.callbacks();
+    let before = exec.sample()?;
+    let load_started = Instant::now();
+    let out = send_triggers(
+        &base,
+        DEMO,
+        Work::Until {
+            deadline: Instant::now() + Duration::from_secs(opts.duration),
+            jobs: opts.jobs,
+            after: 1_000_000_000,
+        },
+        opts.connections,
+    )
+    .await;
+    let (done_after, _) = fake.callbacks();
+    let during = exec.sample()?;
+    let load_elapsed = load_started.elapsed();
+    let completed = done_after.saturating_sub(done_before);
+    let completed_rate = completed as f64 / load_elapsed.as_secs_f64().max(1e-9);
+    let cpu = cpu_percent(before, during, load_elapsed);
+    let cpu_us_per_run = during.cpu_ticks.saturating_sub(before.cpu_ticks) as f64 / clock_ticks()
+        * 1e6
+        / (completed.max(1) as f64);
+    // every acknowledged run reports its result; memory is read once they all have
+    let expected = done_before + out.acked as usize;
+    let until = Instant::now() + Duration::from_secs(60);
+    while fake.callbacks().0 < expected && Instant::now() < until {
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    let unreported = expected.saturating_sub(fake.callbacks().0);
+    exec.check_alive()?;
+    let after = exec.sample()?;
+    drop(exec);
+    fake.stop().await;
+    let mut t = Table::new(
+        format!(
+            "executor: jobwheel executor process, demoJobHandler, {} connections, {} s, {} job ids",
+            opts.connections, opts.duration, opts.jobs
+        ),
+        &[
+            "runs completed per s",
+            "/run acks per s",
+            "failed",
+            "CPU %",
+            "CPU µs per run",
+            "RSS idle",
+            "RSS after the load",
+            "results not reported",
+        ],
+    );
+    t.row([
+        format!("{completed_rate:.0}"),
+        format!(
+            "{:.0}",
+            out.acked as f64 / out.elapsed.as_secs_f64().max(1e-9)
+        ),
+        out.failed.to_string(),
+        format!("{cpu:.0}"),
+        format!("{cpu_us_per_run:.0}"),
+        mib(idle.rss_kb),
+        mib(after.rss_kb),
+        unreported.to_string(),
+    ]);
+    println!("{}", t.render());
+    if let Some(e) = out.first_error {
+        println!("first failure: {e}\n");
     }
     Ok(())
 }

@@ -27,12 +27,14 @@ pub struct LoadOutcome {
 pub enum Work {
     /// Exactly these (job id, log id) pairs.
     List(Vec<(i32, i64)>),
-    /// Until the deadline: log ids 1, 2, ... over job ids 1..=`jobs`.
+    /// Until the deadline: log ids `after + 1`, `after + 2`, ... over job ids 1..=`jobs`.
     Until {
         /// When to stop sending.
         deadline: Instant,
         /// Distinct job ids cycled through.
         jobs: i32,
+        /// The log id before the first one sent (an executor refuses a log id it accepted).
+        after: i64,
     },
 }
 
@@ -45,12 +47,17 @@ impl Queue {
     fn take(&mut self) -> Option<(i32, i64)> {
         match &mut self.work {
             Work::List(items) => items.pop(),
-            Work::Until { deadline, jobs } => {
+            Work::Until {
+                deadline,
+                jobs,
+                after,
+            } => {
                 if Instant::now() >= *deadline {
                     return None;
                 }
                 self.next += 1;
-                Some(((self.next % i64::from(*jobs)) as i32 + 1, self.next))
+                let log_id = *after + self.next;
+                Some(((log_id % i64::from(*jobs)) as i32 + 1, log_id))
             }
         }
     }

@@ -253,7 +253,7 @@ impl Handler<Run> for JobActor {
                 return;
             }
         };
-        let job_ctx = JobContext::new(&param, &self.env.log_base, token);
+        let job_ctx = JobContext::new(&param, &self.env.logs, token);
         let timeout = u64::try_from(param.executor_timeout)
             .ok()
             .filter(|t| *t > 0)

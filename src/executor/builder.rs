@@ -16,7 +16,7 @@ use super::builtin;
 use super::handler::{HandlerRegistry, IntoJobResult, JobHandler};
 use super::http::{self, ServiceState};
 use super::run::RunEnv;
-use super::run_log_file::LogReader;
+use super::run_log::RunLogs;
 use super::scrape;
 use super::script_records;
 use super::JobContext;
@@ -421,11 +421,13 @@ impl ExecutorBuilder {
         };
         // before this executor takes a trigger: no script of a run lost with its predecessor
         // may run beside the admin's retry of that run
-        for result in script_records::stop_left_behind(&self.log_path) {
+        let logs = RunLogs::new(&self.log_path);
+        for result in script_records::stop_left_behind(&self.log_path, &logs) {
             callback.do_send(PushCallback(result));
         }
         let env = Arc::new(RunEnv {
             log_base: self.log_path.clone(),
+            logs: logs.clone(),
             runtime: runtime.handle().clone(),
             results: callback.clone(),
             idle_timeout: self.idle_timeout,
@@ -460,7 +462,7 @@ impl ExecutorBuilder {
         let state = ServiceState {
             app_name: Arc::from(self.app_name.as_str()),
             access_token: self.access_token.as_deref().map(Arc::from),
-            logs: Arc::new(LogReader::new(&self.log_path)),
+            logs,
             link: link.clone(),
             jobs: jobs.clone(),
             metrics,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::run_log_file::RunLogFile;
+use super::run_log::{RunLog, RunLogs};
 use crate::protocol::TriggerParam;
 
 /// The run a handler is executing: ids, parameter, shard, log file and cancellation signal.
@@ -43,14 +43,18 @@ struct Inner {
     log_date_time: i64,
     shard_index: i32,
     shard_total: i32,
-    log: RunLogFile,
+    log: RunLog,
     cancel: CancellationToken,
     workflow_context: Option<String>,
 }
 
 impl JobContext {
     /// Context of one trigger; `cancel` fires on kill, timeout, cover or shutdown.
-    pub(crate) fn new(param: &TriggerParam, log_base: &Path, cancel: CancellationToken) -> Self {
+    pub(crate) fn new(
+        param: &TriggerParam,
+        logs: &Arc<RunLogs>,
+        cancel: CancellationToken,
+    ) -> Self {
         JobContext {
             inner: Arc::new(Inner {
                 job_id: param.job_id,
@@ -59,7 +63,7 @@ impl JobContext {
                 log_date_time: param.log_date_time,
                 shard_index: param.broadcast_index,
                 shard_total: param.broadcast_total,
-                log: RunLogFile::new(log_base, param.log_date_time, param.log_id),
+                log: logs.run(param.log_date_time, param.log_id),
                 cancel,
                 workflow_context: param.workflow_context.clone(),
             }),
@@ -105,12 +109,15 @@ impl JobContext {
             .and_then(|text| serde_json::from_str(text).ok())
     }
 
-    /// Appends a line to this run's log file, which the admin UI shows.
+    /// Appends a line to this run's log, which the admin UI shows (a message with line breaks
+    /// makes several lines).
     pub fn log(&self, message: impl Display) {
         self.inner.log.line(&message.to_string());
     }
 
-    /// Path of this run's log file.
+    /// The file this run's log lines are appended to: a segment shared by up to 1,024 runs,
+    /// each line starting with its run's log id (`{logId} {text}`); read a run's log whole
+    /// through the executor's `/log`.
     pub fn log_file(&self) -> &Path {
         self.inner.log.path()
     }
@@ -130,7 +137,7 @@ impl JobContext {
         self.inner.cancel.cancelled().await
     }
 
-    pub(crate) fn job_log(&self) -> &RunLogFile {
+    pub(crate) fn job_log(&self) -> &RunLog {
         &self.inner.log
     }
 }

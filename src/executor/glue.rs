@@ -13,7 +13,7 @@ use tokio::process::{Child, Command};
 use super::context::JobContext;
 use super::handler::{JobResult, OUTPUT_MAX_BYTES};
 use super::process_group::{signal_group, TERM_GRACE};
-use super::run_log_file::RunLogFile;
+use super::run_log::{LineBuffer, RunLog};
 use super::script_output::{LastLine, ScriptOutput};
 use super::script_records;
 use crate::protocol::GlueType;
@@ -179,21 +179,23 @@ async fn terminate_group(child: &mut Child, pid: Option<i32>) {
 /// Copies a stream into the run log; with `last`, also follows its last line (the output).
 async fn copy_into(
     mut from: impl AsyncRead + Unpin,
-    log: RunLogFile,
+    log: RunLog,
     mut last: Option<LastLine>,
 ) -> Option<LastLine> {
     let mut buf = vec![0u8; 8192];
+    let mut lines = LineBuffer::new(log);
     loop {
         match from.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                log.raw(&buf[..n]);
+                lines.feed(&buf[..n]);
                 if let Some(last) = last.as_mut() {
                     last.feed(&buf[..n]);
                 }
             }
         }
     }
+    lines.finish();
     last
 }
 

@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use serde::Serialize;
 
 use super::admin_link::AdminLink;
-use super::run_log_file::LogReader;
+use super::run_log::RunLogs;
 use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger, WasAccepted};
 use crate::metrics::{ExecutorMetrics, RefusalReason};
 use crate::protocol::{
@@ -32,7 +32,7 @@ pub(crate) struct ServiceState {
     pub(crate) app_name: Arc<str>,
     /// `None` only for an executor built insecure.
     pub(crate) access_token: Option<Arc<str>>,
-    pub(crate) logs: Arc<LogReader>,
+    pub(crate) logs: Arc<RunLogs>,
     /// The admins, for the envelope key their answers showed they read.
     pub(crate) link: Arc<AdminLink>,
     pub(crate) jobs: Addr<JobTable>,

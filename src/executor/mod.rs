@@ -36,9 +36,9 @@ pub(crate) mod outbound;
 mod process_group;
 pub(crate) mod run;
 #[cfg(feature = "admin")]
-pub mod run_log_file;
+pub mod run_log;
 #[cfg(not(feature = "admin"))]
-pub(crate) mod run_log_file;
+pub(crate) mod run_log;
 mod scrape;
 mod script_output;
 mod script_records;

@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use super::context::JobContext;
 use super::glue::{self, ScriptSpec};
 use super::handler::{HandlerFn, JobHandler, JobResult};
+use super::run_log::RunLogs;
 use crate::actors::result_sender::ResultSender;
 use crate::metrics::ExecutorMetrics;
 
@@ -21,6 +22,8 @@ use crate::metrics::ExecutorMetrics;
 pub struct RunEnv {
     /// Base folder of run logs and script files.
     pub log_base: PathBuf,
+    /// The run logs under `log_base`.
+    pub logs: Arc<RunLogs>,
     /// Where user code runs (never the arbiters of the executor's actors).
     pub runtime: Handle,
     /// Where results go.

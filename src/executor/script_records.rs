@@ -9,13 +9,14 @@
 //! are ever signalled. Processes are read from `/proc`: elsewhere nothing is recorded.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::context::JobContext;
 use super::process_group::{signal_group, TERM_GRACE};
-use super::run_log_file::RunLogFile;
+use super::run_log::RunLogs;
 use crate::protocol::{HandleCallbackParam, FAIL_CODE};
 
 /// The folder of the records.
@@ -125,7 +126,7 @@ fn write(log_base: &Path, record: &ScriptRecord) -> std::io::Result<PathBuf> {
 /// Stops the scripts that executors no longer running left behind under `log_base`, notes it
 /// in each run's log, and returns the failed results to report. Records of live executors (a
 /// second executor on the same folder) are left alone. Blocks for up to [`TERM_GRACE`].
-pub(crate) fn stop_left_behind(log_base: &Path) -> Vec<HandleCallbackParam> {
+pub(crate) fn stop_left_behind(log_base: &Path, logs: &Arc<RunLogs>) -> Vec<HandleCallbackParam> {
     let left = left_behind(log_base);
     // SIGTERM to every group at once, one grace for all of them, then SIGKILL
     let signalled: Vec<bool> = left.iter().map(|(r, _)| signal_left(r.group)).collect();
@@ -147,7 +148,7 @@ pub(crate) fn stop_left_behind(log_base: &Path) -> Vec<HandleCallbackParam> {
             record.job_id,
             record.log_id
         );
-        RunLogFile::new(log_base, record.log_date_time, record.log_id).line(&msg);
+        logs.run(record.log_date_time, record.log_id).line(&msg);
         // should this executor die before the result is sent, the admin's lost-result monitor
         // fails the run as it does any run whose executor is gone
         if let Err(e) = std::fs::remove_file(&path) {
@@ -290,7 +291,7 @@ mod tests {
         let mut script = group("trap '' TERM; sleep 30");
         let path = put(dir.path(), 41, stamp(&script), gone());
 
-        let results = stop_left_behind(dir.path());
+        let results = stop_left_behind(dir.path(), &RunLogs::new(dir.path()));
         let status = ended(&mut script).expect("the script was stopped");
         assert!(!status.success(), "{status:?}");
         assert_eq!(results.len(), 1, "{results:?}");
@@ -299,7 +300,9 @@ mod tests {
         let msg = results[0].handle_msg.as_deref().unwrap_or_default();
         assert!(msg.contains("killed the script's process group"), "{msg}");
         assert!(!path.exists(), "the record stays after its result");
-        let log = std::fs::read_to_string(log_file(dir.path(), 41)).expect("run log");
+        let log = RunLogs::new(dir.path())
+            .read(1_700_000_000_000, 41, 1)
+            .log_content;
         assert!(log.contains("killed the script's process group"), "{log}");
     }
 
@@ -310,7 +313,7 @@ mod tests {
         let me = ProcessStamp::current().unwrap();
         let path = put(dir.path(), 42, stamp(&script), me);
 
-        assert!(stop_left_behind(dir.path()).is_empty());
+        assert!(stop_left_behind(dir.path(), &RunLogs::new(dir.path())).is_empty());
         assert!(
             script.try_wait().unwrap().is_none(),
             "a live executor's script was stopped"
@@ -330,7 +333,7 @@ mod tests {
         };
         put(dir.path(), 43, reused, gone());
 
-        let results = stop_left_behind(dir.path());
+        let results = stop_left_behind(dir.path(), &RunLogs::new(dir.path()));
         assert!(
             other.try_wait().unwrap().is_none(),
             "another process was signalled"
@@ -363,7 +366,7 @@ mod tests {
         let member_stamp = ProcessStamp::of(member).expect("the member runs");
         put(dir.path(), 44, group_stamp, gone());
 
-        let results = stop_left_behind(dir.path());
+        let results = stop_left_behind(dir.path(), &RunLogs::new(dir.path()));
         assert_eq!(results.len(), 1, "{results:?}");
         let deadline = Instant::now() + Duration::from_secs(5);
         while member_stamp.exists() && Instant::now() < deadline {
@@ -379,12 +382,8 @@ mod tests {
         std::fs::create_dir_all(&records).unwrap();
         std::fs::write(records.join("1-2.json"), "{not json").unwrap();
         std::fs::write(records.join(".3-4.json.tmp"), "{").unwrap();
-        assert!(stop_left_behind(dir.path()).is_empty());
+        assert!(stop_left_behind(dir.path(), &RunLogs::new(dir.path())).is_empty());
         assert!(!records.join("1-2.json").exists());
         assert!(records.join(".3-4.json.tmp").exists());
-    }
-
-    fn log_file(base: &Path, log_id: i64) -> PathBuf {
-        super::super::run_log_file::log_file_path(base, 1_700_000_000_000, log_id)
     }
 }

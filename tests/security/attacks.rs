@@ -357,14 +357,20 @@ async fn a_three_million_line_run_log_pages_through_the_api() {
         .as_i64()
         .unwrap();
 
-    // the run's own lines, then three million more, straight into its file
-    let path = jobwheel::executor::run_log_file::log_file_path(logs.path(), trigger_time, log_id);
+    // the run's own lines, then three million more, straight into its segment
+    let path =
+        jobwheel::executor::run_log::segment::segment_path(logs.path(), trigger_time, log_id);
     let ended = Instant::now();
     while !path.exists() && ended.elapsed() < WAIT {
         actix_web::rt::time::sleep(Duration::from_millis(50)).await;
     }
     actix_web::rt::time::sleep(Duration::from_millis(500)).await;
-    let own_lines = std::fs::read_to_string(&path).unwrap().lines().count();
+    let own_prefix = format!("{log_id} ");
+    let own_lines = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with(&own_prefix))
+        .count();
     const LINES: usize = 3_000_000;
     {
         let mut file = std::io::BufWriter::new(
@@ -374,7 +380,7 @@ async fn a_three_million_line_run_log_pages_through_the_api() {
                 .unwrap(),
         );
         for i in 1..=LINES {
-            writeln!(file, "big {i}").unwrap();
+            writeln!(file, "{log_id} big {i}").unwrap();
         }
     }
 

@@ -1,0 +1,236 @@
+use std::io::Write;
+
+use super::*;
+use crate::protocol::{LOG_PAGE_MAX_BYTES, LOG_PAGE_MAX_LINES};
+
+#[test]
+fn read_from_line_and_missing_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    let log = logs.run(0, 5);
+    log.line("one");
+    log.raw(b"two\r\nthree\n");
+    // another run of the same segment does not show in this one's log
+    logs.run(0, 6).line("other");
+    let all = logs.read(0, 5, 1);
+    assert_eq!(all.to_line_num, 3);
+    assert!(!all.is_end);
+    assert!(all.log_content.ends_with("[jobwheel] one\ntwo\nthree\n"));
+    let tail = logs.read(0, 5, 3);
+    assert_eq!((tail.from_line_num, tail.to_line_num), (3, 3));
+    assert_eq!(tail.log_content, "three\n");
+    let past = logs.read(0, 5, 9);
+    assert_eq!((past.to_line_num, past.log_content.as_str()), (0, ""));
+    let missing = logs.read(0, 7, 1);
+    assert_eq!(missing, LogResult::not_exists(1));
+    assert_eq!(missing.log_content, "readLog fail, logFile not exists");
+    assert!(missing.is_end);
+    // the lines are in the segment, each under its run's id
+    let segment = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(segment.lines().filter(|l| l.starts_with("5 ")).count(), 3);
+    assert_eq!(segment.lines().filter(|l| l.starts_with("6 ")).count(), 1);
+}
+
+#[test]
+fn a_log_written_before_segments_is_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = segment::legacy_path(dir.path(), 0, 9);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "first\nsecond\nno end").unwrap();
+    let logs = RunLogs::new(dir.path());
+    let page = logs.read(0, 9, 2);
+    assert_eq!(
+        (page.to_line_num, page.log_content.as_str()),
+        (3, "second\nno end\n")
+    );
+}
+
+/// Reads every page of a log the way the admin does, from line 1 on.
+fn pages(logs: &RunLogs, log_id: i64) -> Vec<LogResult> {
+    let mut out = Vec::new();
+    let mut from = 1;
+    loop {
+        let page = logs.read(0, log_id, from);
+        if page.to_line_num < from {
+            return out;
+        }
+        from = page.to_line_num + 1;
+        out.push(page);
+    }
+}
+
+#[test]
+fn large_logs_come_in_bounded_pages_with_every_line_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    let log = logs.run(0, 7);
+    let neighbour = logs.run(0, 8);
+    let total = 3 * LOG_PAGE_MAX_LINES + 17;
+    for chunk in (1..=total).collect::<Vec<_>>().chunks(1000) {
+        let text: String = chunk.iter().map(|i| format!("line {i}\n")).collect();
+        log.raw(text.as_bytes());
+        neighbour.raw(b"between\n");
+    }
+    let pages = pages(&logs, 7);
+    assert_eq!(pages.len(), 4);
+    let mut expect = 1;
+    for page in &pages {
+        assert!(page.log_content.lines().count() <= LOG_PAGE_MAX_LINES);
+        for line in page.log_content.lines() {
+            assert_eq!(line, format!("line {expect}"));
+            expect += 1;
+        }
+    }
+    assert_eq!(expect, total + 1);
+    // a page deep in the log is found again from the remembered offsets, and the log grows
+    let again = logs.read(0, 7, 20_001);
+    assert!(again.log_content.starts_with("line 20001\n"));
+    log.raw(b"appended\n");
+    let tail = logs.read(0, 7, total as i32 + 1);
+    assert_eq!(
+        (tail.to_line_num as usize, tail.log_content.as_str()),
+        (total + 1, "appended\n")
+    );
+}
+
+#[test]
+fn pages_are_bounded_in_bytes_and_a_huge_line_is_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    let log = logs.run(0, 8);
+    // control characters take six bytes each in JSON
+    let escaped = "\u{1b}[0m".repeat(2_000);
+    for _ in 0..100 {
+        log.raw(format!("{escaped}\n").as_bytes());
+    }
+    log.raw(format!("{}\nafter\n", "x".repeat(3 * LOG_PAGE_MAX_BYTES)).as_bytes());
+    let all = pages(&logs, 8);
+    let mut lines = 0;
+    for page in &all {
+        let json = serde_json::to_string(&page.log_content).unwrap();
+        assert!(
+            json.len() <= LOG_PAGE_MAX_BYTES + 2,
+            "page of {} bytes",
+            json.len()
+        );
+        lines += page.log_content.lines().count();
+    }
+    assert_eq!(lines, 102);
+    let cut = all
+        .iter()
+        .flat_map(|p| p.log_content.lines())
+        .nth(100)
+        .unwrap();
+    assert!(
+        cut.ends_with(&format!("[line cut: {} bytes]", 3 * LOG_PAGE_MAX_BYTES)),
+        "{}",
+        &cut[cut.len() - 40..]
+    );
+    assert_eq!(all.last().unwrap().log_content, "after\n");
+}
+
+#[test]
+fn a_torn_record_is_read_once_whole_and_garbage_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    let log = logs.run(0, 3);
+    log.raw(b"whole\n");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log.path())
+        .unwrap();
+    file.write_all(b"not a record\n3 half").unwrap();
+    assert_eq!(logs.read(0, 3, 1).log_content, "whole\n");
+    file.write_all(b" done\n").unwrap();
+    let page = logs.read(0, 3, 1);
+    assert_eq!(
+        (page.to_line_num, page.log_content.as_str()),
+        (2, "whole\nhalf done\n")
+    );
+}
+
+#[test]
+fn stream_output_is_written_in_whole_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    let mut out = LineBuffer::new(logs.run(0, 4));
+    let mut err = LineBuffer::new(logs.run(0, 4));
+    out.feed(b"out one\nout t");
+    err.feed(b"err one\n");
+    out.feed(b"wo\nlast");
+    out.finish();
+    err.finish();
+    assert_eq!(
+        logs.read(0, 4, 1).log_content,
+        "out one\nerr one\nout two\nlast\n"
+    );
+    let mut long = LineBuffer::new(logs.run(0, 5));
+    long.feed(&vec![b'y'; PENDING_MAX + 1]);
+    assert_eq!(
+        logs.read(0, 5, 1).to_line_num,
+        1,
+        "a line without end is bounded"
+    );
+}
+
+#[test]
+fn a_removed_day_folder_is_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    let log = logs.run(0, 1);
+    log.raw(b"before\n");
+    std::fs::remove_dir_all(log.path().parent().unwrap()).unwrap();
+    // an open segment stays open for a while; its entry is refreshed on the next open
+    logs.open
+        .lock()
+        .unwrap()
+        .1
+        .values_mut()
+        .for_each(|s| s.opened -= REOPEN_AFTER);
+    log.raw(b"after\n");
+    assert_eq!(logs.read(0, 1, 1).log_content, "after\n");
+}
+
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Trigger times: any `i64`, the span a real admin sends, and the edges.
+    fn log_date_time() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            any::<i64>(),
+            0i64..4_102_444_800_000,
+            prop::sample::select(vec![i64::MIN, i64::MAX, -1, 0]),
+        ]
+    }
+
+    /// `/log` with any time, id and first line: the page of a log that exists, or the "not
+    /// exists" answer; never a panic, and never a file outside the log folder.
+    #[test]
+    fn any_log_request_is_answered() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let base = dir.path();
+        // one store for every case, as the executor keeps one (its indexes included)
+        let logs = RunLogs::new(base);
+        logs.run(0, 5).raw(b"one\ntwo\n");
+        proptest!(ProptestConfig::with_cases(10_000), |(
+            date in log_date_time(),
+            id in prop_oneof![Just(5i64), any::<i64>()],
+            from in any::<i32>(),
+        )| {
+            for path in [segment_path(base, date, id), legacy_path(base, date, id)] {
+                prop_assert!(path.starts_with(base));
+                prop_assert_eq!(path.components().count(), base.components().count() + 2);
+            }
+            let page = logs.read(date, id, from);
+            prop_assert_eq!(page.from_line_num, from);
+            if page.is_end {
+                prop_assert_eq!(page, LogResult::not_exists(from));
+            } else {
+                prop_assert!(page.to_line_num == 0 || page.to_line_num >= from.max(1));
+                prop_assert!(page.to_line_num <= 2);
+            }
+        });
+    }
+}
