@@ -211,7 +211,10 @@ function followLog(pre) {
       error.textContent = "";
       if (res.logContent) {
         const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-        const text = res.logContent.endsWith("\n") ? res.logContent : res.logContent + "\n";
+        // XXL-JOB writes its markers as "<br>"; they are line breaks, and everything else
+        // stays text (a text node escapes it)
+        const content = res.logContent.replace(/<br\s*\/?>/gi, "\n");
+        const text = content.endsWith("\n") ? content : content + "\n";
         pre.append(document.createTextNode(text));
         if (atBottom) pre.scrollTop = pre.scrollHeight;
       }
@@ -230,6 +233,21 @@ function followLog(pre) {
     }
   };
   if (pre.dataset.follow === "true") state.textContent = state.dataset.following || "";
+  const download = document.getElementById("run-log-download");
+  if (download) {
+    download.addEventListener("click", () => {
+      // what has been read so far, as the page shows it
+      const blob = new Blob([pre.textContent], { type: "text/plain;charset=utf-8" });
+      const url = URL.createObjectURL(blob);
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = "run-" + id + ".log";
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    });
+  }
   step();
 }
 

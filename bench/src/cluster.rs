@@ -485,6 +485,7 @@ fn table(outcomes: &[Outcome], opts: &Options, server: &str) -> Table {
             "code 0 left",
             "failed triggers",
             "admin CPU % (1 core each)",
+            "admin CPU µs per fire (all admins)",
             "notes",
         ],
     );
@@ -495,6 +496,8 @@ fn table(outcomes: &[Outcome], opts: &Options, server: &str) -> Table {
             });
         let steady = summarize(&o.lateness.steady).map_or("-".into(), |s| ms(s.p99));
         let cpu: Vec<String> = o.admin_cpu.iter().map(|c| format!("{c:.0}")).collect();
+        // every job fires once a second over the window the CPU was measured on
+        let us_per_fire = o.admin_cpu.iter().sum::<f64>() / 100.0 * 1e6 / opts.jobs.max(1) as f64;
         t.row([
             o.config.label(server),
             o.expected.to_string(),
@@ -510,6 +513,7 @@ fn table(outcomes: &[Outcome], opts: &Options, server: &str) -> Table {
             o.code_zero.to_string(),
             o.failed_triggers.to_string(),
             cpu.join(" / "),
+            format!("{us_per_fire:.1}"),
             o.note.trim_end_matches("; ").to_string(),
         ]);
     }

@@ -1,11 +1,10 @@
 //! Talking to the admins: URL joining, headers, "first admin answering code 200 wins".
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::protocol::{AdminProtocol, AnyReturn, PayloadKey, ACCESS_TOKEN_HEADER, APP_NAME_HEADER};
+use crate::protocol::{AdminProtocol, AnyReturn, ACCESS_TOKEN_HEADER, APP_NAME_HEADER};
 
 /// Per-request limit; the Java executor uses 3 s, a little more tolerates a busy admin.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -23,35 +22,6 @@ pub struct AdminLink {
     pub access_token: Option<String>,
     /// Callback body shape.
     pub protocol: AdminProtocol,
-    /// Which envelope key the admins read, as learned from their answers.
-    pub envelope: LearnedEnvelope,
-}
-
-/// The envelope key an admin reads, told by the shape of its success answers: XXL-JOB up to 3.2
-/// answers `{"code":200}` and reads `content`; 3.3 and later, and jobwheel, answer
-/// `{"code":200,"msg":"Success"}` and read `data`. Unknown until the first answer.
-#[derive(Debug, Default)]
-pub struct LearnedEnvelope(AtomicU8);
-
-// 0: not learned yet
-const CONTENT: u8 = 1;
-const DATA: u8 = 2;
-
-impl LearnedEnvelope {
-    /// Remembers what a success answer tells.
-    pub fn learn(&self, answer: &AnyReturn) {
-        let key = if answer.msg.is_some() { DATA } else { CONTENT };
-        self.0.store(key, Ordering::Relaxed);
-    }
-
-    /// Where payloads go for these admins (both keys while unknown).
-    pub fn payload_key(&self) -> PayloadKey {
-        match self.0.load(Ordering::Relaxed) {
-            CONTENT => PayloadKey::Content,
-            DATA => PayloadKey::Data,
-            _ => PayloadKey::Both,
-        }
-    }
 }
 
 /// `{base}/api/{method}`, whether or not `base` ends with a slash.
@@ -112,7 +82,6 @@ impl AdminLink {
             )
         })?;
         if answer.is_success() {
-            self.envelope.learn(&answer);
             Ok(())
         } else {
             Err(format!(
@@ -127,16 +96,6 @@ impl AdminLink {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_envelope_key_follows_the_admins_answers() {
-        let learned = LearnedEnvelope::default();
-        assert_eq!(learned.payload_key(), PayloadKey::Both);
-        learned.learn(&serde_json::from_str(r#"{"code":200}"#).unwrap());
-        assert_eq!(learned.payload_key(), PayloadKey::Content);
-        learned.learn(&serde_json::from_str(r#"{"code":200,"msg":"Success"}"#).unwrap());
-        assert_eq!(learned.payload_key(), PayloadKey::Data);
-    }
 
     #[test]
     fn api_url_handles_trailing_slash() {

@@ -404,7 +404,6 @@ impl ExecutorBuilder {
             app_name: self.app_name.clone(),
             access_token: self.access_token.clone(),
             protocol: self.admin_protocol,
-            envelope: Default::default(),
         });
         // the executor's own actors get their own thread, apart from the host app's and the users' code
         let arbiter = Arbiter::new();
@@ -463,7 +462,6 @@ impl ExecutorBuilder {
             app_name: Arc::from(self.app_name.as_str()),
             access_token: self.access_token.as_deref().map(Arc::from),
             logs,
-            link: link.clone(),
             jobs: jobs.clone(),
             metrics,
             callback_dir: Arc::from(self.log_path.join(CALLBACK_DIR).as_path()),

@@ -9,7 +9,6 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt;
 use serde::Serialize;
 
-use super::admin_link::AdminLink;
 use super::run_log::RunLogs;
 use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger, WasAccepted};
 use crate::metrics::{ExecutorMetrics, RefusalReason};
@@ -33,8 +32,6 @@ pub(crate) struct ServiceState {
     /// `None` only for an executor built insecure.
     pub(crate) access_token: Option<Arc<str>>,
     pub(crate) logs: Arc<RunLogs>,
-    /// The admins, for the envelope key their answers showed they read.
-    pub(crate) link: Arc<AdminLink>,
     pub(crate) jobs: Addr<JobTable>,
     /// Counted here: triggers refused before they reach the job table.
     pub(crate) metrics: ExecutorMetrics,
@@ -214,11 +211,14 @@ async fn handle(
             let logs = state.logs.clone();
             let (log_date_time, log_id, from) = (p.log_date_time, p.log_id, p.from_line_num);
             let read = web::block(move || logs.read(log_date_time, log_id, from)).await;
-            // a page is written once, under the key this admin reads
+            // a page is written once only for a reader that says it reads `data` (the
+            // `logDateTime` spelling: XXL-JOB 3.5 and jobwheel); any other gets it under both
+            // keys, as its version cannot be told from the request (a 3.4 admin reads `data`,
+            // a 2.x one `content`, and a proxy or a mixed-version cluster hides which)
             let key = if p.reads_data {
                 PayloadKey::Data
             } else {
-                state.link.envelope.payload_key()
+                PayloadKey::Both
             };
             match read {
                 Ok(result) if result.log_content == MSG_LOG_FILE_NOT_EXISTS => {

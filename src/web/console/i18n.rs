@@ -134,6 +134,7 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ("decision", "Decision", "判断结果"),
     ("delete", "Delete", "删除"),
     ("description", "Description", "任务描述"),
+    ("download_log", "Download", "下载"),
     ("edge_from", "From", "起点"),
     ("edge_to", "To", "终点"),
     ("edge_when", "When", "条件"),

@@ -42,6 +42,35 @@ async fn an_operator_follows_a_run_live_kills_it_and_clears_runs() {
     b.wait_text("#run-log", "step 2 <b>not bold</b>").await;
     let bold = c.find_all(Locator::Css("#run-log b")).await.unwrap();
     assert!(bold.is_empty(), "log text is never markup");
+    // XXL-JOB's "<br>" markers are line breaks
+    executor.set(|be| {
+        be.log_lines.push(
+            "marker<br>----------- xxl-job job execute start -----------<br>----------- Param:p"
+                .into(),
+        )
+    });
+    b.wait_text("#run-log", "xxl-job job execute start").await;
+    let shown = c
+        .find(Locator::Css("#run-log"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!shown.contains("<br>"), "{shown}");
+    assert!(
+        shown.contains(
+            "marker\n----------- xxl-job job execute start -----------\n----------- Param:p"
+        ),
+        "{shown}"
+    );
+    assert!(
+        !c.find_all(Locator::Css("#run-log-download"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "the log can be downloaded"
+    );
     b.screenshot("run-live").await;
 
     // kill: the run ends as failed, and the page stops following
