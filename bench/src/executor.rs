@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpServer};
 use jobwheel::executor::builtin::DEMO;
-use jobwheel::executor::{Executor, JobContext, JobResult};
+use jobwheel::executor::{Executor, JobContext, JobResult, MAX_CONCURRENT_RUNS};
 
 use super::common::{mib, Ctx};
 use super::load::{send_triggers, Work};
@@ -44,6 +44,7 @@ fn start_library_executor(
     admin: String,
     log_path: std::path::PathBuf,
     starts: Starts,
+    max_concurrent_runs: usize,
 ) -> Result<LibraryExecutor, String> {
     let (port_tx, port_rx) = std::sync::mpsc::channel::<Result<u16, String>>();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -57,6 +58,7 @@ fn start_library_executor(
                 .ip("127.0.0.1")
                 .port(0)
                 .log_path(log_path)
+                .max_concurrent_runs(max_concurrent_runs)
                 .handler("benchNoop", move |ctx: JobContext| {
                     let starts = starts.clone();
                     async move {
@@ -109,7 +111,7 @@ fn start_library_executor(
     })
 }
 
-/// Runs the scenario and prints its table.
+/// Runs the scenario and prints its tables.
 pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     println!(
         "executor: {} connections for {} s over {} job ids (load average {})",
@@ -118,12 +120,62 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         opts.jobs,
         super::common::load_average()
     );
+    let mut t = Table::new(
+        format!(
+            "executor: library executor, {} connections, {} s, {} job ids",
+            opts.connections, opts.duration, opts.jobs
+        ),
+        &[
+            "max_concurrent_runs",
+            "/run acks per s",
+            "runs completed per s",
+            "acked",
+            "failed",
+            "trigger→handler p50 ms",
+            "p99 ms",
+            "max ms",
+            "handlers not started",
+        ],
+    );
+    // without a limit, then with one never reached: what keeping the count costs
+    let mut rates = Vec::new();
+    for limit in [0, MAX_CONCURRENT_RUNS] {
+        let (row, completed) = library_run(ctx, opts, limit).await?;
+        t.row(row);
+        rates.push(completed);
+    }
+    println!("{}", t.render());
+    if let [free, limited] = rates[..] {
+        println!(
+            "runs completed per s with a limit never reached / without a limit: {:.3}\n",
+            limited / free.max(1e-9)
+        );
+    }
+    if ctx.bin.exists() {
+        process_run(ctx, opts).await?;
+    } else {
+        println!(
+            "no jobwheel binary at {}: the executor process was not measured\n",
+            ctx.bin.display()
+        );
+    }
+    Ok(())
+}
+
+/// One load on a library executor with `limit` runs at once (0: none): its table row and its
+/// runs completed per second.
+async fn library_run(
+    ctx: &Ctx,
+    opts: &Options,
+    limit: usize,
+) -> Result<([String; 9], f64), String> {
     let fake = FakeAdmin::start()?;
     let starts: Starts = Arc::new(Mutex::new(HashMap::new()));
     let exec = start_library_executor(
         fake.url.clone(),
-        ctx.work.join("library-executor"),
+        ctx.work.join(format!("library-executor-{limit}")),
         starts.clone(),
+        limit,
     )?;
     let base = format!("http://127.0.0.1:{}/", exec.port);
     // a short warm-up so connection set-up is not measured
@@ -194,23 +246,17 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
 
     let rate = out.acked as f64 / out.elapsed.as_secs_f64().max(1e-9);
     let lat = summarize(&latencies);
-    let mut t = Table::new(
-        format!(
-            "executor: library executor, {} connections, {} s, {} job ids",
-            opts.connections, opts.duration, opts.jobs
-        ),
-        &[
-            "/run acks per s",
-            "runs completed per s",
-            "acked",
-            "failed",
-            "trigger→handler p50 ms",
-            "p99 ms",
-            "max ms",
-            "handlers not started",
-        ],
-    );
-    t.row([
+    if let Some(e) = &out.first_error {
+        println!("first failure: {e}\n");
+    }
+    if out.acked == 0 {
+        return Err("no trigger was acknowledged: the scenario could not run".into());
+    }
+    let row = [
+        match limit {
+            0 => "none".to_string(),
+            n => format!("{n} (never reached)"),
+        },
         format!("{rate:.0}"),
         format!("{completed_rate:.0}"),
         out.acked.to_string(),
@@ -219,23 +265,8 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         lat.map_or("-".into(), |l| ms(l.p99)),
         lat.map_or("-".into(), |l| ms(l.max)),
         not_started.to_string(),
-    ]);
-    println!("{}", t.render());
-    if let Some(e) = out.first_error {
-        println!("first failure: {e}\n");
-    }
-    if out.acked == 0 {
-        return Err("no trigger was acknowledged: the scenario could not run".into());
-    }
-    if ctx.bin.exists() {
-        process_run(ctx, opts).await?;
-    } else {
-        println!(
-            "no jobwheel binary at {}: the executor process was not measured\n",
-            ctx.bin.display()
-        );
-    }
-    Ok(())
+    ];
+    Ok((row, completed_rate))
 }
 
 /// The `jobwheel executor` process under the same load: runs completed per second, CPU, memory.

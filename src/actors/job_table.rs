@@ -80,8 +80,15 @@ pub struct Census {
     pub busy: usize,
     /// Worker actors alive, including stopped ones still reporting.
     pub live: usize,
-    /// Triggers accepted and waiting behind their job's running one.
+    /// Triggers accepted and not started: behind their job's running one, or waiting for a
+    /// run slot.
     pub queued: usize,
+    /// Runs waiting for a run slot.
+    pub waiting_for_slot: usize,
+    /// Runs holding a run slot (0 without a limit).
+    pub in_slots: usize,
+    /// The limit of runs at once; 0 for none.
+    pub max_concurrent_runs: usize,
 }
 
 struct Entry {
@@ -360,9 +367,12 @@ impl Handler<IdleBeat> for JobTable {
     type Result = bool;
 
     fn handle(&mut self, msg: IdleBeat, _: &mut Self::Context) -> bool {
-        self.jobs
-            .get(&msg.job_id)
-            .is_some_and(|e| e.shared.is_busy())
+        // a full executor is busy for every job: BUSYOVER routing moves the trigger elsewhere
+        self.env.slots.is_full()
+            || self
+                .jobs
+                .get(&msg.job_id)
+                .is_some_and(|e| e.shared.is_busy())
     }
 }
 
@@ -402,7 +412,11 @@ impl Handler<GetCensus> for JobTable {
         Census {
             busy: self.jobs.values().filter(|e| e.shared.is_busy()).count(),
             live: self.env.live_workers.load(Ordering::SeqCst),
-            queued: self.jobs.values().map(|e| e.shared.queued()).sum(),
+            queued: self.jobs.values().map(|e| e.shared.queued()).sum::<usize>()
+                + self.env.slots.waiting(),
+            waiting_for_slot: self.env.slots.waiting(),
+            in_slots: self.env.slots.in_use(),
+            max_concurrent_runs: self.env.slots.limit().unwrap_or(0),
         }
     }
 }

@@ -263,6 +263,18 @@ impl Handler<Run> for JobActor {
         let shared = self.shared.clone();
         let started = Instant::now();
         let fut = async move {
+            // beyond the executor's limit the run waits here, its job's later triggers behind
+            // it in this worker's mailbox; a kill or shutdown meanwhile ends it unstarted
+            let Some(_slot) = env.slots.take(job_ctx.cancellation()).await else {
+                let reason = shared
+                    .stop_reason()
+                    .unwrap_or_else(|| "job cancelled".to_string());
+                return (
+                    RunResult::NotRun,
+                    FAIL_CODE,
+                    Some(format!("{reason}{MSG_SUFFIX_QUEUED_KILLED}")),
+                );
+            };
             let log = job_ctx.job_log().clone();
             log.line(&format!(
                 "<br>----------- xxl-job job execute start -----------<br>----------- Param:{}",
@@ -317,9 +329,10 @@ impl Handler<Run> for JobActor {
             fut.into_actor(self)
                 .map(move |(result, code, msg), act, _| {
                     act.shared.finish();
-                    act.env
-                        .metrics
-                        .run_ended(result, Some(started.elapsed().as_secs_f64()));
+                    // a run killed while it waited for a slot never started: it is not timed
+                    let took = (!matches!(result, RunResult::NotRun))
+                        .then(|| started.elapsed().as_secs_f64());
+                    act.env.metrics.run_ended(result, took);
                     log::info!(
                         "job {} log {}: run finished with code {code} in {} ms",
                         act.job_id,

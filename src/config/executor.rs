@@ -10,7 +10,9 @@ use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use serde::Deserialize;
 
 use super::*;
-use crate::executor::{DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH};
+use crate::executor::{
+    DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH, MAX_CONCURRENT_RUNS,
+};
 use crate::protocol::AdminProtocol;
 
 /// The one line an executor without a token stops with.
@@ -37,6 +39,10 @@ pub struct LocalExecutorSettings {
     #[arg(value_parser = BoolishValueParser::new())]
     #[serde(with = "boolean")]
     pub glue_enabled: bool,
+    /// Runs at once on this executor, handlers and scripts alike (more wait their turn); 0 for no limit
+    #[arg(long, value_name = "N", value_parser = max_runs::parse, default_value = "0")]
+    #[serde(with = "max_runs")]
+    pub max_concurrent_runs: usize,
     /// Let httpJobHandler call loopback, private and link-local addresses
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     #[arg(value_parser = BoolishValueParser::new(), value_name = "BOOL", default_value = "false")]
@@ -109,6 +115,7 @@ pub struct ExecutorSettings {
 setting!(path: PathBuf = str::parse::<PathBuf>);
 setting!(idle_secs: Duration = |secs| number(secs, 1, 86_400).map(Duration::from_secs));
 setting!(port: u16 = |port| number(port, 0, 65_535));
+setting!(max_runs: usize = |n| number(n, 0, MAX_CONCURRENT_RUNS as u64));
 setting!(ip: IpAddr = |ip: &str| ip.parse().map_err(|_| "expected an IP address, e.g. 0.0.0.0"));
 setting!(protocol: AdminProtocol = str::parse::<AdminProtocol>);
 setting!(app_name: String = |name: &str| match name.len() {

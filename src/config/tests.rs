@@ -86,6 +86,27 @@ fn bad_values_name_the_setting_and_value() {
         "invalid --idle-timeout-secs '0': expected a whole number from 1 to 86400"
     );
 
+    for bad in ["-1", "many", "100001"] {
+        let err = executor(
+            &[&TOKEN[..], &["--max-concurrent-runs", bad]].concat(),
+            &none(),
+        );
+        assert_eq!(
+            err.unwrap_err(),
+            format!(
+                "invalid --max-concurrent-runs '{bad}': expected a whole number from 0 to 100000"
+            )
+        );
+    }
+    let s = executor(
+        &[&TOKEN[..], &["--max-concurrent-runs", "8"]].concat(),
+        &none(),
+    )
+    .unwrap();
+    assert_eq!(s.local.max_concurrent_runs, 8);
+    let f = file("[executor]\naccess-token = 'k3f9Qx1'\nmax-concurrent-runs = 3\n");
+    assert_eq!(executor(&[], &f).unwrap().local.max_concurrent_runs, 3);
+
     let err = admin(&["--timezone", "Mars/Olympus"], &none()).unwrap_err();
     assert!(err.contains("Mars/Olympus"), "{err}");
 

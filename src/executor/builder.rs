@@ -17,6 +17,7 @@ use super::handler::{HandlerRegistry, IntoJobResult, JobHandler};
 use super::http::{self, ServiceState};
 use super::run::RunEnv;
 use super::run_log::RunLogs;
+use super::run_slots::RunSlots;
 use super::scrape;
 use super::script_records;
 use super::JobContext;
@@ -35,6 +36,8 @@ pub const DEFAULT_EXECUTOR_PORT: u16 = 9999;
 pub const DEFAULT_EXECUTOR_BIND: IpAddr = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
 /// Default folder of run logs, script files and pending results.
 pub const DEFAULT_LOG_PATH: &str = "./data/joblogs";
+/// The largest `max_concurrent_runs` accepted; more is a typo, not a limit.
+pub const MAX_CONCURRENT_RUNS: usize = 100_000;
 
 /// How long a shutdown waits for running jobs before killing them (XXL-JOB 3.5 waits 5 s).
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -107,6 +110,7 @@ pub struct ExecutorBuilder {
     log_path: PathBuf,
     log_retention_days: u32,
     idle_timeout: Duration,
+    max_concurrent_runs: usize,
     admin_protocol: AdminProtocol,
     glue_enabled: bool,
     insecure: bool,
@@ -134,6 +138,7 @@ impl Default for ExecutorBuilder {
             log_path: PathBuf::from(DEFAULT_LOG_PATH),
             log_retention_days: 30,
             idle_timeout: Duration::from_secs(90),
+            max_concurrent_runs: 0,
             admin_protocol: AdminProtocol::V2,
             // a host service opts in to running scripts it is sent
             glue_enabled: false,
@@ -240,6 +245,16 @@ impl ExecutorBuilder {
     /// How long a job's worker may idle before it is reaped (its destroy hook runs).
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
+        self
+    }
+
+    /// At most `n` runs at once on this executor, handler and script runs alike; 0 (the
+    /// default) for no limit. A run beyond it waits for a slot (first come, first served across
+    /// jobs) with its job's later triggers queued behind it, and `/idleBeat` answers busy while
+    /// every slot is taken, so BUSYOVER routing sends work elsewhere. At most
+    /// [`MAX_CONCURRENT_RUNS`].
+    pub fn max_concurrent_runs(mut self, n: usize) -> Self {
+        self.max_concurrent_runs = n;
         self
     }
 
@@ -365,6 +380,12 @@ impl ExecutorBuilder {
                 )));
             }
         }
+        if self.max_concurrent_runs > MAX_CONCURRENT_RUNS {
+            return Err(ExecutorError::Setting(format!(
+                "max_concurrent_runs {} is more than {MAX_CONCURRENT_RUNS}",
+                self.max_concurrent_runs
+            )));
+        }
         if self.idle_timeout.is_zero() {
             return Err(ExecutorError::Setting(
                 "idle timeout must be positive".to_string(),
@@ -432,6 +453,7 @@ impl ExecutorBuilder {
             idle_timeout: self.idle_timeout,
             live_workers: AtomicUsize::new(0),
             metrics: metrics.clone(),
+            slots: RunSlots::new(self.max_concurrent_runs),
         });
         let handlers = Arc::new(self.handlers);
         log::info!(

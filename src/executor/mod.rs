@@ -39,6 +39,7 @@ pub(crate) mod run;
 pub mod run_log;
 #[cfg(not(feature = "admin"))]
 pub(crate) mod run_log;
+pub(crate) mod run_slots;
 mod scrape;
 mod script_output;
 mod script_records;
@@ -47,7 +48,7 @@ mod server;
 pub use crate::metrics::ExecutorMetrics;
 pub use builder::{
     Executor, ExecutorBuilder, ExecutorError, DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT,
-    DEFAULT_LOG_PATH,
+    DEFAULT_LOG_PATH, MAX_CONCURRENT_RUNS,
 };
 pub use context::JobContext;
 pub use handler::{IntoJobResult, JobHandler, JobResult};

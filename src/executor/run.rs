@@ -15,6 +15,7 @@ use super::context::JobContext;
 use super::glue::{self, ScriptSpec};
 use super::handler::{HandlerFn, JobHandler, JobResult};
 use super::run_log::RunLogs;
+use super::run_slots::RunSlots;
 use crate::actors::result_sender::ResultSender;
 use crate::metrics::ExecutorMetrics;
 
@@ -34,6 +35,8 @@ pub struct RunEnv {
     pub live_workers: AtomicUsize,
     /// Where triggers and runs are counted.
     pub metrics: ExecutorMetrics,
+    /// The limit of runs at once.
+    pub slots: RunSlots,
 }
 
 /// How long a cancelled run may take to wind down before its result is reported anyway.

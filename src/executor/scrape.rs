@@ -20,6 +20,9 @@ pub(crate) async fn render(state: &ServiceState) -> String {
     state.metrics.set_sample(ExecutorSample {
         workers: census.map(|c| c.live).unwrap_or_default(),
         queued: census.map(|c| c.queued).unwrap_or_default(),
+        waiting_for_slot: census.map(|c| c.waiting_for_slot).unwrap_or_default(),
+        in_slots: census.map(|c| c.in_slots).unwrap_or_default(),
+        max_concurrent_runs: census.map(|c| c.max_concurrent_runs).unwrap_or_default(),
         pending_callback_files: pending,
     });
     state.metrics.render()

@@ -101,8 +101,15 @@ const RUN_BUCKETS: &[f64] = &[
 pub struct ExecutorSample {
     /// Job workers (`JobActor`s) alive.
     pub workers: usize,
-    /// Triggers accepted and waiting for their job's running trigger to end.
+    /// Triggers accepted and not started: behind their job's running trigger, or waiting for
+    /// one of the executor's run slots.
     pub queued: usize,
+    /// Runs waiting for a run slot (part of `queued`).
+    pub waiting_for_slot: usize,
+    /// Runs holding a run slot (0 without a limit).
+    pub in_slots: usize,
+    /// The executor's limit of runs at once; 0 for none.
+    pub max_concurrent_runs: usize,
     /// Result batches saved under `callbacklogs/`, waiting to be re-sent.
     pub pending_callback_files: usize,
 }
@@ -117,6 +124,9 @@ pub struct ExecutorMetrics {
     run_duration: Histogram,
     workers: IntGauge,
     queued: IntGauge,
+    waiting_for_slot: IntGauge,
+    in_slots: IntGauge,
+    max_concurrent_runs: IntGauge,
     batches_sent: IntCounter,
     batches_failed: IntCounter,
     pending_files: IntGauge,
@@ -205,7 +215,19 @@ impl ExecutorMetrics {
             ),
             queued: gauge(
                 "jobwheel_executor_queued_triggers",
-                "Accepted triggers waiting for their job's current run to end",
+                "Accepted triggers not started: behind their job's current run, or waiting for a run slot",
+            ),
+            waiting_for_slot: gauge(
+                "jobwheel_executor_runs_waiting_for_slot",
+                "Runs waiting for one of the executor's run slots (max_concurrent_runs)",
+            ),
+            in_slots: gauge(
+                "jobwheel_executor_runs_in_slots",
+                "Runs holding a run slot (0 without max_concurrent_runs)",
+            ),
+            max_concurrent_runs: gauge(
+                "jobwheel_executor_max_concurrent_runs",
+                "The executor's limit of runs at once; 0 for none",
             ),
             batches_sent: batches.with_label_values(&["sent"]),
             batches_failed: batches.with_label_values(&["failed"]),
@@ -252,6 +274,10 @@ impl ExecutorMetrics {
     pub fn set_sample(&self, sample: ExecutorSample) {
         self.workers.set(sample.workers as i64);
         self.queued.set(sample.queued as i64);
+        self.waiting_for_slot.set(sample.waiting_for_slot as i64);
+        self.in_slots.set(sample.in_slots as i64);
+        self.max_concurrent_runs
+            .set(sample.max_concurrent_runs as i64);
         self.pending_files.set(sample.pending_callback_files as i64);
     }
 
@@ -280,11 +306,17 @@ mod tests {
         m.set_sample(ExecutorSample {
             workers: 3,
             queued: 4,
+            waiting_for_slot: 2,
+            in_slots: 6,
+            max_concurrent_runs: 6,
             pending_callback_files: 5,
         });
         let text = m.render();
         let v = |s: &str| value(&text, s);
         assert_eq!(v("jobwheel_executor_triggers_accepted_total"), Some(2.0));
+        assert_eq!(v("jobwheel_executor_runs_waiting_for_slot"), Some(2.0));
+        assert_eq!(v("jobwheel_executor_runs_in_slots"), Some(6.0));
+        assert_eq!(v("jobwheel_executor_max_concurrent_runs"), Some(6.0));
         assert_eq!(
             v("jobwheel_executor_triggers_refused_total{reason=\"duplicate\"}"),
             Some(1.0)

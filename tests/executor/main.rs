@@ -10,6 +10,7 @@ mod kit;
 #[path = "support.rs"]
 mod executor_support;
 
+mod admission;
 mod callbacks;
 mod embedded;
 mod isolation;

@@ -224,6 +224,8 @@ pub struct Opts {
     pub protocol: AdminProtocol,
     /// Reuse this log folder (e.g. with pre-written callback files).
     pub log_dir: Option<PathBuf>,
+    /// Runs at once; 0 for no limit.
+    pub max_concurrent_runs: usize,
 }
 
 impl Default for Opts {
@@ -235,6 +237,7 @@ impl Default for Opts {
             http_job_allow_private: false,
             protocol: AdminProtocol::V2,
             log_dir: None,
+            max_concurrent_runs: 0,
         }
     }
 }
@@ -388,6 +391,7 @@ impl Exec {
                     .glue_enabled(opts.glue_enabled)
                     .http_job_allow_private(opts.http_job_allow_private)
                     .admin_protocol(opts.protocol)
+                    .max_concurrent_runs(opts.max_concurrent_runs)
                     .with_builtin_handlers();
                 b = match &opts.token {
                     Some(t) => b.access_token(t.clone()),
@@ -427,6 +431,10 @@ impl Exec {
                         &opts.http_job_allow_private.to_string(),
                     ])
                     .args(["--admin-protocol", opts.protocol.as_str()])
+                    .args([
+                        "--max-concurrent-runs",
+                        &opts.max_concurrent_runs.to_string(),
+                    ])
                     .env("RUST_LOG", "info")
                     .stdout(Stdio::null())
                     .stderr(stderr);
@@ -501,6 +509,17 @@ impl Exec {
     /// POSTs JSON to a path.
     pub async fn post(&self, path: &str, body: Value) -> Value {
         self.post_raw(path, &body.to_string(), &[]).await
+    }
+
+    /// `GET /metrics` (with the token): the text exposition.
+    pub async fn metrics(&self) -> String {
+        let mut req = self.client.get(format!("{}metrics", self.base));
+        if let Some(t) = &self.token {
+            req = req.insert_header(("Authorization", format!("Bearer {t}")));
+        }
+        let mut resp = req.send().await.expect("executor answers");
+        assert_eq!(resp.status().as_u16(), 200);
+        String::from_utf8_lossy(&resp.body().await.expect("body")).into_owned()
     }
 
     /// `/run` with a trigger.

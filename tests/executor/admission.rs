@@ -1,0 +1,100 @@
+//! The executor's concurrency limit (`max_concurrent_runs`), against the library and the binary.
+
+use std::time::{Duration, Instant};
+
+use crate::executor_support::*;
+use serde_json::json;
+
+const LIMIT: usize = 4;
+const JOBS: i32 = 20;
+
+both_targets!(a_full_executor_queues_runs_says_busy_and_drains);
+
+/// The value of an unlabelled metric in the text exposition.
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// (start, end) in epoch nanoseconds, from the lines the test script writes.
+fn span(log: &str) -> Option<(u128, u128)> {
+    let stamp = |tag: &str| {
+        log.lines()
+            .find_map(|l| l.strip_prefix(tag)?.trim().parse::<u128>().ok())
+    };
+    Some((stamp("span-start ")?, stamp("span-end ")?))
+}
+
+async fn a_full_executor_queues_runs_says_busy_and_drains(target: Target) {
+    let admin = FakeAdmin::start();
+    let opts = Opts {
+        max_concurrent_runs: LIMIT,
+        ..Opts::default()
+    };
+    let exec = Exec::start(target, &admin, opts).await;
+    let script = "echo span-start $(date +%s%N); sleep 1; echo span-end $(date +%s%N)";
+    let runs: Vec<_> = (1..=JOBS).map(|job| shell(job, script, 1)).collect();
+    for run in &runs {
+        exec.run_ok(run).await;
+    }
+
+    // four run, sixteen wait for a slot, counted as queued
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = String::new();
+    while Instant::now() < deadline {
+        seen = exec.metrics().await;
+        if metric(&seen, "jobwheel_executor_runs_waiting_for_slot") == Some(16.0) {
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let m = |name: &str| metric(&seen, name);
+    assert_eq!(
+        m("jobwheel_executor_runs_waiting_for_slot"),
+        Some(16.0),
+        "{seen}"
+    );
+    assert_eq!(m("jobwheel_executor_queued_triggers"), Some(16.0), "{seen}");
+    assert_eq!(m("jobwheel_executor_runs_in_slots"), Some(LIMIT as f64));
+    assert_eq!(
+        m("jobwheel_executor_max_concurrent_runs"),
+        Some(LIMIT as f64)
+    );
+    // while full, every job is busy, even one that never ran here
+    assert_eq!(
+        exec.post("/idleBeat", json!({"jobId": 999})).await,
+        json!({"code":500,"msg":"job thread is running or has trigger queue."})
+    );
+
+    // all of them run, never more than four at once by their own clocks
+    let mut spans = Vec::new();
+    for run in &runs {
+        let result = admin
+            .wait_callback(run.log_id, Duration::from_secs(60))
+            .await;
+        assert_eq!(result.handle_code, 200, "{result:?}");
+        let log = exec.log_of(run).await;
+        spans.push(span(&log).unwrap_or_else(|| panic!("no span in the log: {log}")));
+    }
+    let most = spans
+        .iter()
+        .map(|(start, _)| {
+            spans
+                .iter()
+                .filter(|(s, e)| s <= start && start < e)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    assert_eq!(most, LIMIT, "runs at once: {spans:?}");
+    assert_eq!(
+        exec.post("/idleBeat", json!({"jobId": 999})).await,
+        json!({"code":200,"msg":"Success"})
+    );
+    let after = exec.metrics().await;
+    assert_eq!(
+        metric(&after, "jobwheel_executor_runs_waiting_for_slot"),
+        Some(0.0)
+    );
+    assert_eq!(metric(&after, "jobwheel_executor_runs_in_slots"), Some(0.0));
+}
