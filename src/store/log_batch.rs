@@ -184,7 +184,7 @@ impl Store {
     }
 
     /// Records what the executor answered to a trigger; false when the log is gone, or holds an
-    /// accepted outcome already and this one is a refusal (see [`NO_DOWNGRADE`]).
+    /// accepted outcome already and this one is a refusal (see `NO_DOWNGRADE`).
     pub async fn set_trigger_outcome(&self, log_id: i64, o: &TriggerOutcome) -> StoreResult<bool> {
         let trigger_msg = storable_text(&o.trigger_msg, MESSAGE_MAX_CHARS).into_owned();
         let row = (
