@@ -15,6 +15,7 @@ use jobwheel::store::{Backend, LogFilter};
 
 use crate::cluster::{free_port, signal, start_admin, tally, wait_healthy, TOKEN};
 use crate::engine_support::{job, manual_group};
+use crate::kit::processes::admin_log;
 use crate::kit::{wait_for, Behaviour, FakeExecutor, TestDb};
 
 const JOBS: usize = 100;
@@ -188,7 +189,7 @@ async fn postgres_out_of_reach_for_ten_seconds() {
     }
     let duplicates = all.reached.values().filter(|&&n| n > 1).count();
     let during = answers.iter().filter(|&&code| code == 503).count();
-    let log = std::fs::read_to_string(dir.as_path().join("admin.log")).expect("admin log");
+    let log = std::fs::read_to_string(admin_log(dir.as_path(), "admin")).expect("admin log");
     let lines = |what: &str| log.lines().filter(|l| l.contains(what)).count();
     let (down, up) = (
         lines("database unreachable"),

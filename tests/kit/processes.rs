@@ -19,10 +19,15 @@ pub fn free_port() -> u16 {
     listener.local_addr().expect("its address").port()
 }
 
+/// Where [`start_admin`] writes the output of the admin called `name`.
+pub fn admin_log(dir: &Path, name: &str) -> std::path::PathBuf {
+    dir.join(format!("admin-{name}.log"))
+}
+
 /// `jobwheel admin` on `port`, its log in `dir/admin-{name}.log`, dying at `crash` (a crash
 /// point and its count) when given.
 pub fn start_admin(url: &str, port: u16, dir: &Path, name: &str, crash: Option<&str>) -> Child {
-    let log = std::fs::File::create(dir.join(format!("admin-{name}.log"))).expect("log file");
+    let log = std::fs::File::create(admin_log(dir, name)).expect("log file");
     let mut cmd = Command::new(BIN);
     cmd.args(["admin", "--bind", &format!("127.0.0.1:{port}")])
         .args(["--database-url", url, "--access-token", TOKEN])
