@@ -15,7 +15,7 @@ use crate::actors::job_thread::{JobActor, JobShared, Run, Stop};
 use crate::executor::glue::ScriptSpec;
 use crate::executor::handler::HandlerRegistry;
 use crate::executor::run::{RunEnv, Work};
-use crate::metrics::RefusalReason;
+use crate::metrics::{JobQueue, RefusalReason};
 use crate::protocol::{
     glue_type_not_valid, handler_not_found, repeat_trigger, BlockStrategy, GlueType, TriggerParam,
     MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER, MSG_COVER_EARLY, MSG_DISCARD_LATER,
@@ -67,6 +67,11 @@ pub struct StopAll {
     /// Stop reason reported in the callbacks of running and queued triggers.
     pub reason: String,
 }
+
+/// The jobs with triggers not started (queued, or waiting for a run slot).
+#[derive(Message)]
+#[rtype(result = "Vec<JobQueue>")]
+pub struct GetJobQueues;
 
 /// How many jobs are running or queued, and how many workers are alive.
 #[derive(Message)]
@@ -402,6 +407,26 @@ impl Handler<StopAll> for JobTable {
             self.remove(*id, &msg.reason);
         }
         ids.len()
+    }
+}
+
+impl Handler<GetJobQueues> for JobTable {
+    type Result = Vec<JobQueue>;
+
+    fn handle(&mut self, _: GetJobQueues, _: &mut Self::Context) -> Vec<JobQueue> {
+        let now = Instant::now();
+        self.jobs
+            .iter()
+            .filter_map(|(job_id, e)| {
+                let (waiting, oldest) = e.shared.waiting();
+                (waiting > 0).then(|| JobQueue {
+                    job_id: *job_id,
+                    waiting,
+                    oldest_wait: oldest
+                        .map_or(Duration::ZERO, |t| now.saturating_duration_since(t)),
+                })
+            })
+            .collect()
     }
 }
 

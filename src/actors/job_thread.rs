@@ -2,7 +2,7 @@
 //! mailbox is the job's unbounded trigger queue; it runs one trigger at a time (`ctx.wait`), so
 //! kill and cover reach it through [`JobShared`] instead of the mailbox.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -29,8 +29,10 @@ pub struct JobShared {
 #[derive(Debug)]
 struct WorkerState {
     phase: Phase,
-    /// LogIds queued (de-dup; its length is the queue's).
-    queued: HashSet<i64>,
+    /// LogIds queued (de-dup; its length is the queue's), each with when it was queued.
+    queued: HashMap<i64, Instant>,
+    /// The run that took its turn and waits for one of the executor's run slots: since when.
+    slot_wait_since: Option<Instant>,
     /// Set once by kill, cover, idle reaping or shutdown; queued triggers are then reported unrun.
     stop_reason: Option<String>,
 }
@@ -58,7 +60,8 @@ impl Default for JobShared {
                 phase: Phase::Idle {
                     since: Instant::now(),
                 },
-                queued: HashSet::new(),
+                queued: HashMap::new(),
+                slot_wait_since: None,
                 stop_reason: None,
             }),
         }
@@ -85,7 +88,28 @@ impl JobShared {
 
     /// Reserves a queue slot for `log_id`; false when that logId is already queued (de-dup).
     pub fn enqueue(&self, log_id: i64) -> bool {
-        self.lock().queued.insert(log_id)
+        match self.lock().queued.entry(log_id) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Instant::now());
+                true
+            }
+        }
+    }
+
+    /// Triggers of this job not started (queued, or waiting for a run slot) and since when the
+    /// oldest of them waits.
+    pub fn waiting(&self) -> (usize, Option<Instant>) {
+        let st = self.lock();
+        let oldest = st.queued.values().copied().chain(st.slot_wait_since).min();
+        (
+            st.queued.len() + usize::from(st.slot_wait_since.is_some()),
+            oldest,
+        )
+    }
+
+    fn set_waiting_for_slot(&self, waiting: bool) {
+        self.lock().slot_wait_since = waiting.then(Instant::now);
     }
 
     /// Marks the worker stopped: the running trigger is cancelled, queued ones will be reported
@@ -110,7 +134,7 @@ impl JobShared {
         st.queued.remove(&log_id);
         if st.queued.is_empty() {
             // an idle worker keeps no table: with thousands of idle workers they would add up
-            st.queued = HashSet::new();
+            st.queued = HashMap::new();
         }
         match &st.stop_reason {
             Some(reason) => Turn::Stopped(reason.clone()),
@@ -265,7 +289,15 @@ impl Handler<Run> for JobActor {
         let fut = async move {
             // beyond the executor's limit the run waits here, its job's later triggers behind
             // it in this worker's mailbox; a kill or shutdown meanwhile ends it unstarted
-            let Some(_slot) = env.slots.take(job_ctx.cancellation()).await else {
+            let limited = env.slots.limit().is_some();
+            if limited {
+                shared.set_waiting_for_slot(true);
+            }
+            let slot = env.slots.take(job_ctx.cancellation()).await;
+            if limited {
+                shared.set_waiting_for_slot(false);
+            }
+            let Some(_slot) = slot else {
                 let reason = shared
                     .stop_reason()
                     .unwrap_or_else(|| "job cancelled".to_string());

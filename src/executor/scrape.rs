@@ -5,7 +5,7 @@ use std::path::Path;
 use actix_web::{http::header, HttpRequest, HttpResponse};
 
 use super::http::{may_scrape, ServiceState};
-use crate::actors::job_table::GetCensus;
+use crate::actors::job_table::{GetCensus, GetJobQueues};
 use crate::metrics::{ExecutorSample, CONTENT_TYPE};
 
 /// Reads the workers, the queued triggers and the saved result batches into the gauges, then
@@ -25,6 +25,8 @@ pub(crate) async fn render(state: &ServiceState) -> String {
         max_concurrent_runs: census.map(|c| c.max_concurrent_runs).unwrap_or_default(),
         pending_callback_files: pending,
     });
+    let queues = state.jobs.send(GetJobQueues).await.unwrap_or_default();
+    state.metrics.set_job_queues(&queues);
     state.metrics.render()
 }
 

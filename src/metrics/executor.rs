@@ -1,6 +1,8 @@
 //! The executor's metrics: triggers accepted and refused, runs, live workers, result batches.
 
-use prometheus::{Histogram, IntCounter, IntCounterVec, IntGauge, Registry};
+use std::time::Duration;
+
+use prometheus::{GaugeVec, Histogram, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Registry};
 
 use super::{histogram_opts, opts, register};
 
@@ -114,6 +116,18 @@ pub struct ExecutorSample {
     pub pending_callback_files: usize,
 }
 
+/// One job's triggers not started on this executor (queued behind its run, or waiting for a
+/// run slot), for the per-job gauges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobQueue {
+    /// The job.
+    pub job_id: i32,
+    /// Its triggers not started.
+    pub waiting: usize,
+    /// How long the oldest of them has waited.
+    pub oldest_wait: Duration,
+}
+
 /// The executor's registry and the handles its actors count with; clones share them.
 #[derive(Clone)]
 pub struct ExecutorMetrics {
@@ -127,6 +141,8 @@ pub struct ExecutorMetrics {
     waiting_for_slot: IntGauge,
     in_slots: IntGauge,
     max_concurrent_runs: IntGauge,
+    job_waiting: IntGaugeVec,
+    job_oldest_wait: GaugeVec,
     batches_sent: IntCounter,
     batches_failed: IntCounter,
     pending_files: IntGauge,
@@ -181,6 +197,28 @@ impl ExecutorMetrics {
             )
             .expect("constant metric"),
         );
+        let job_waiting = register(
+            &registry,
+            IntGaugeVec::new(
+                opts(
+                    "jobwheel_executor_job_queued_triggers",
+                    "Triggers of a job not started (queued, or waiting for a run slot); only jobs with some",
+                ),
+                &["job"],
+            )
+            .expect("constant metric"),
+        );
+        let job_oldest_wait = register(
+            &registry,
+            GaugeVec::new(
+                opts(
+                    "jobwheel_executor_job_oldest_queued_seconds",
+                    "How long a job's oldest trigger not started has waited; only jobs with some",
+                ),
+                &["job"],
+            )
+            .expect("constant metric"),
+        );
         let counter = |name: &str, help: &str| {
             register(
                 &registry,
@@ -217,6 +255,8 @@ impl ExecutorMetrics {
                 "jobwheel_executor_queued_triggers",
                 "Accepted triggers not started: behind their job's current run, or waiting for a run slot",
             ),
+            job_waiting,
+            job_oldest_wait,
             waiting_for_slot: gauge(
                 "jobwheel_executor_runs_waiting_for_slot",
                 "Runs waiting for one of the executor's run slots (max_concurrent_runs)",
@@ -279,6 +319,22 @@ impl ExecutorMetrics {
         self.max_concurrent_runs
             .set(sample.max_concurrent_runs as i64);
         self.pending_files.set(sample.pending_callback_files as i64);
+    }
+
+    /// Sets the per-job gauges to `queues`: jobs no longer waiting lose their series, so the
+    /// count of series stays that of the jobs with a queue.
+    pub fn set_job_queues(&self, queues: &[JobQueue]) {
+        self.job_waiting.reset();
+        self.job_oldest_wait.reset();
+        for q in queues {
+            let job = q.job_id.to_string();
+            self.job_waiting
+                .with_label_values(&[job.as_str()])
+                .set(q.waiting as i64);
+            self.job_oldest_wait
+                .with_label_values(&[job.as_str()])
+                .set(q.oldest_wait.as_secs_f64());
+        }
     }
 
     /// Every metric in the text format, gauges as last set.
@@ -358,6 +414,41 @@ mod tests {
             let series = format!("jobwheel_executor_runs_total{{result=\"{}\"}}", r.label());
             assert_eq!(value(&text, &series), Some(0.0), "{series}");
         }
+    }
+
+    #[test]
+    fn per_job_queues_keep_only_the_jobs_that_wait() {
+        let m = ExecutorMetrics::new();
+        let q = |job_id, waiting, ms| JobQueue {
+            job_id,
+            waiting,
+            oldest_wait: Duration::from_millis(ms),
+        };
+        m.set_job_queues(&[q(7, 3, 1_500), q(9, 1, 20)]);
+        let text = m.render();
+        let v = |s: &str| value(&text, s);
+        assert_eq!(
+            v("jobwheel_executor_job_queued_triggers{job=\"7\"}"),
+            Some(3.0)
+        );
+        assert_eq!(
+            v("jobwheel_executor_job_oldest_queued_seconds{job=\"7\"}"),
+            Some(1.5)
+        );
+        assert_eq!(
+            v("jobwheel_executor_job_queued_triggers{job=\"9\"}"),
+            Some(1.0)
+        );
+        m.set_job_queues(&[q(9, 2, 40)]);
+        let text = m.render();
+        assert!(
+            !text.contains("job=\"7\""),
+            "a job that no longer waits goes: {text}"
+        );
+        assert_eq!(
+            value(&text, "jobwheel_executor_job_queued_triggers{job=\"9\"}"),
+            Some(2.0)
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod workflow;
 
 #[cfg(feature = "admin")]
 pub use admin::{AdminMetrics, AdminSample, CallbackCounts};
-pub use executor::{ExecutorMetrics, ExecutorSample, RefusalReason, RunResult};
+pub use executor::{ExecutorMetrics, ExecutorSample, JobQueue, RefusalReason, RunResult};
 #[cfg(feature = "admin")]
 pub use workflow::WorkflowMetrics;
 

@@ -14,6 +14,7 @@ use jobwheel::store::Backend;
 
 use crate::cluster::{free_port, signal, start_admin, wait_healthy, TOKEN};
 use crate::engine_support::{job, manual_group};
+use crate::kit::processes::admin_log;
 use crate::kit::{expect_within, poll_for, Api, Behaviour, FakeExecutor, TestDb, ADMIN_PASSWORD};
 
 /// The admin process, stopped however the test ends.
@@ -28,7 +29,7 @@ impl Drop for AdminProcess {
 
 /// The lines of the admin's log that contain `text`.
 fn log_lines(dir: &Path, text: &str) -> Vec<String> {
-    let log = std::fs::read_to_string(dir.join("admin.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(admin_log(dir, "admin")).unwrap_or_default();
     log.lines()
         .filter(|l| l.contains(text))
         .map(str::to_string)

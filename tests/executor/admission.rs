@@ -97,4 +97,8 @@ async fn a_full_executor_queues_runs_says_busy_and_drains(target: Target) {
         Some(0.0)
     );
     assert_eq!(metric(&after, "jobwheel_executor_runs_in_slots"), Some(0.0));
+    assert!(
+        !after.contains("jobwheel_executor_job_queued_triggers{"),
+        "no job waits: {after}"
+    );
 }
