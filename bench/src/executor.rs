@@ -14,7 +14,7 @@ use jobwheel::executor::builtin::DEMO;
 use jobwheel::executor::{Executor, JobContext, JobResult, MAX_CONCURRENT_RUNS};
 
 use super::common::{mib, Ctx};
-use super::load::{send_triggers, Work};
+use super::load::{send_triggers, LoadOutcome, Work};
 use super::memory::registered_executor;
 use super::procs::{clock_ticks, cpu_percent, BENCH_TOKEN};
 use super::sim::FakeAdmin;
@@ -111,6 +111,67 @@ fn start_library_executor(
     })
 }
 
+/// The log id the measured load counts from: past every warm-up id, since an executor refuses a
+/// log id it accepted before.
+const LOAD_AFTER_LOG_ID: i64 = 1_000_000_000;
+
+/// A short load of `handler` on the executor at `base`, so connection set-up is not measured.
+async fn warm_up(base: &str, handler: &str, opts: &Options) {
+    send_triggers(
+        base,
+        handler,
+        Work::Until {
+            deadline: Instant::now() + Duration::from_millis(300),
+            jobs: opts.jobs,
+            after: 0,
+        },
+        opts.connections,
+    )
+    .await;
+}
+
+/// What a measured load did.
+struct Measured {
+    out: LoadOutcome,
+    elapsed: Duration,
+    /// Results the admin had before the load.
+    done_before: usize,
+    /// Runs whose results reached the admin while the load ran.
+    completed: usize,
+}
+
+impl Measured {
+    fn completed_rate(&self) -> f64 {
+        self.completed as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// `opts.duration` seconds of triggers for `handler` on the executor at `base`, counting the
+/// runs whose results reached `fake` meanwhile: the executor's sustained throughput end to end
+/// (trigger, handler, result batch), not only its `/run` answers.
+async fn measured_load(base: &str, handler: &str, opts: &Options, fake: &FakeAdmin) -> Measured {
+    let (done_before, _) = fake.callbacks();
+    let started = Instant::now();
+    let out = send_triggers(
+        base,
+        handler,
+        Work::Until {
+            deadline: Instant::now() + Duration::from_secs(opts.duration),
+            jobs: opts.jobs,
+            after: LOAD_AFTER_LOG_ID,
+        },
+        opts.connections,
+    )
+    .await;
+    let (done_after, _) = fake.callbacks();
+    Measured {
+        out,
+        elapsed: started.elapsed(),
+        done_before,
+        completed: done_after.saturating_sub(done_before),
+    }
+}
+
 /// Runs the scenario and prints its tables.
 pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     println!(
@@ -178,43 +239,14 @@ async fn library_run(
         limit,
     )?;
     let base = format!("http://127.0.0.1:{}/", exec.port);
-    // a short warm-up so connection set-up is not measured
-    let warm = send_triggers(
-        &base,
-        "benchNoop",
-        Work::Until {
-            deadline: Instant::now() + Duration::from_millis(300),
-            jobs: opts.jobs,
-            after: 0,
-        },
-        opts.connections,
-    )
-    .await;
-    let _ = warm;
+    warm_up(&base, "benchNoop", opts).await;
     starts
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clear();
-    let (done_before, _) = fake.callbacks();
-    let load_started = Instant::now();
-    let out = send_triggers(
-        &base,
-        "benchNoop",
-        Work::Until {
-            deadline: Instant::now() + Duration::from_secs(opts.duration),
-            jobs: opts.jobs,
-            // past every warm-up id
-            after: 1_000_000_000,
-        },
-        opts.connections,
-    )
-    .await;
-    // runs whose results reached the admin while the load ran: the executor's sustained
-    // throughput end to end (trigger, handler, result batch), not only its /run answers
-    let (done_after, _) = fake.callbacks();
-    let load_elapsed = load_started.elapsed();
-    let completed_rate =
-        done_after.saturating_sub(done_before) as f64 / load_elapsed.as_secs_f64().max(1e-9);
+    let load = measured_load(&base, "benchNoop", opts, &fake).await;
+    let completed_rate = load.completed_rate();
+    let out = load.out;
     // every acknowledged trigger's handler should start soon after
     let until = Instant::now() + Duration::from_secs(60);
     loop {
@@ -276,43 +308,18 @@ async fn process_run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
     let base = format!("http://127.0.0.1:{port}/");
     actix_web::rt::time::sleep(Duration::from_secs(1)).await;
     let idle = exec.sample()?;
-    let warm = send_triggers(
-        &base,
-        DEMO,
-        Work::Until {
-            deadline: Instant::now() + Duration::from_millis(300),
-            jobs: opts.jobs,
-            after: 0,
-        },
-        opts.connections,
-    )
-    .await;
-    let _ = warm;
-    let (done_before, _) = fake.callbacks();
+    warm_up(&base, DEMO, opts).await;
     let before = exec.sample()?;
-    let load_started = Instant::now();
-    let out = send_triggers(
-        &base,
-        DEMO,
-        Work::Until {
-            deadline: Instant::now() + Duration::from_secs(opts.duration),
-            jobs: opts.jobs,
-            after: 1_000_000_000,
-        },
-        opts.connections,
-    )
-    .await;
-    let (done_after, _) = fake.callbacks();
+    let load = measured_load(&base, DEMO, opts, &fake).await;
     let during = exec.sample()?;
-    let load_elapsed = load_started.elapsed();
-    let completed = done_after.saturating_sub(done_before);
-    let completed_rate = completed as f64 / load_elapsed.as_secs_f64().max(1e-9);
-    let cpu = cpu_percent(before, during, load_elapsed);
+    let completed_rate = load.completed_rate();
+    let cpu = cpu_percent(before, during, load.elapsed);
     let cpu_us_per_run = during.cpu_ticks.saturating_sub(before.cpu_ticks) as f64 / clock_ticks()
         * 1e6
-        / (completed.max(1) as f64);
+        / (load.completed.max(1) as f64);
+    let out = load.out;
     // every acknowledged run reports its result; memory is read once they all have
-    let expected = done_before + out.acked as usize;
+    let expected = load.done_before + out.acked as usize;
     let until = Instant::now() + Duration::from_secs(60);
     while fake.callbacks().0 < expected && Instant::now() < until {
         actix_web::rt::time::sleep(Duration::from_millis(100)).await;

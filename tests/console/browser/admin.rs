@@ -125,13 +125,7 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     b.wait_text("#token-value", "jw_").await;
     b.wait_text("#tokens", "deploy-script").await;
     b.screenshot("tokens").await;
-    let secret = c
-        .find(Locator::Css("#token-value"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let secret = text_of(b, "#token-value").await;
     let script = app.anonymous();
     script.set_bearer(Some(&secret));
     assert_eq!(script.me().await.body["username"], "admin");

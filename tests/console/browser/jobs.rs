@@ -223,13 +223,7 @@ async fn an_operator_edits_a_script_views_and_restores_a_version() {
     let source = "#!/bin/bash\nif true; then\n    echo \"<b>hi</b>\"\nfi";
     assert_eq!(field_value(b, "#glue-source").await, source);
     b.wait_text("#glue-gutter", "4").await;
-    let gutter = c
-        .find(Locator::Css("#glue-gutter"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let gutter = text_of(b, "#glue-gutter").await;
     assert_eq!(gutter, "1\n2\n3\n4");
 
     // a remark is required; then the save shows up in the versions

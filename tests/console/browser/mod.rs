@@ -225,6 +225,17 @@ async fn field_value(b: &Browser, css: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The text the element `css` shows.
+async fn text_of(b: &Browser, css: &str) -> String {
+    b.client
+        .find(Locator::Css(css))
+        .await
+        .expect(css)
+        .text()
+        .await
+        .unwrap()
+}
+
 /// Picks `value` in the select `css`.
 async fn select(b: &Browser, css: &str, value: &str) {
     b.client

@@ -50,13 +50,7 @@ async fn an_operator_follows_a_run_live_kills_it_and_clears_runs() {
         )
     });
     b.wait_text("#run-log", "xxl-job job execute start").await;
-    let shown = c
-        .find(Locator::Css("#run-log"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let shown = text_of(b, "#run-log").await;
     assert!(!shown.contains("<br>"), "{shown}");
     assert!(
         shown.contains(
@@ -179,13 +173,7 @@ async fn a_script_job_made_in_the_console_runs_on_the_embedded_executor_live() {
         .unwrap();
     c.goto(&format!("{}/runs/{run}", app.base)).await.unwrap();
     b.wait_text("#run-log", "line 1").await;
-    let partial = c
-        .find(Locator::Css("#run-log"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let partial = text_of(b, "#run-log").await;
     assert!(
         !partial.contains("line 5"),
         "the first line arrived before the last was written: {partial}"

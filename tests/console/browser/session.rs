@@ -64,13 +64,7 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
         .unwrap();
     assert_eq!(rows.len(), 3);
     // next fire time, put in the browser's zone by the page's script (no "UTC" left)
-    let next = c
-        .find(Locator::Css(&format!("tr[data-job-id='{first}'] time")))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let next = text_of(b, &format!("tr[data-job-id='{first}'] time")).await;
     assert!(!next.contains("UTC") && next.len() == 19, "{next}");
     b.screenshot("jobs").await;
 

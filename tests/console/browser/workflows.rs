@@ -315,13 +315,7 @@ async fn an_operator_builds_a_diamond_runs_it_and_follows_the_run() {
         .await;
     wait_count(b, "#wf-graph .wf-edge", 4).await;
     wait_checked(b, "Valid").await;
-    let edge_error = c
-        .find(Locator::Css(".wf-graph-card [data-error-for=edges]"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let edge_error = text_of(b, ".wf-graph-card [data-error-for=edges]").await;
     assert_eq!(edge_error, "");
     b.click("#wf-form button[type=submit]").await;
     b.wait_path("/workflows").await;
