@@ -17,9 +17,9 @@ use crate::executor::handler::HandlerRegistry;
 use crate::executor::run::{RunEnv, Work};
 use crate::metrics::{JobQueue, RefusalReason};
 use crate::protocol::{
-    glue_type_not_valid, handler_not_found, repeat_trigger, BlockStrategy, GlueType, TriggerParam,
-    MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER, MSG_COVER_EARLY, MSG_DISCARD_LATER,
-    MSG_IDLE_TIMEOUT,
+    glue_type_not_valid, handler_not_found, queue_full, repeat_trigger, BlockStrategy,
+    ExecutorLoad, GlueType, JobLoad, TriggerParam, MSG_CHANGE_GLUE_SOURCE, MSG_CHANGE_HANDLER,
+    MSG_COVER_EARLY, MSG_DISCARD_LATER, MSG_IDLE_TIMEOUT,
 };
 
 /// Rejection while the executor shuts down, so the admin routes the trigger elsewhere.
@@ -72,6 +72,11 @@ pub struct StopAll {
 #[derive(Message)]
 #[rtype(result = "Vec<JobQueue>")]
 pub struct GetJobQueues;
+
+/// What the executor runs and holds queued, for its registry beat.
+#[derive(Message)]
+#[rtype(result = "ExecutorLoad")]
+pub struct GetLoad;
 
 /// How many jobs are running or queued, and how many workers are alive.
 #[derive(Message)]
@@ -127,6 +132,23 @@ fn reap_period(idle_timeout: Duration) -> Duration {
 }
 
 impl JobTable {
+    /// The jobs with triggers not started, with how many and how long the oldest has waited.
+    fn job_queues(&self) -> Vec<JobQueue> {
+        let now = Instant::now();
+        self.jobs
+            .iter()
+            .filter_map(|(job_id, e)| {
+                let (waiting, oldest) = e.shared.waiting();
+                (waiting > 0).then(|| JobQueue {
+                    job_id: *job_id,
+                    waiting,
+                    oldest_wait: oldest
+                        .map_or(Duration::ZERO, |t| now.saturating_duration_since(t)),
+                })
+            })
+            .collect()
+    }
+
     /// A table over the registered handlers; `trim_memory` hands freed memory back to the
     /// kernel after a burst of workers is reaped (glibc's `malloc_trim`, the whole process's).
     pub(crate) fn new(
@@ -326,6 +348,12 @@ impl Handler<RunTrigger> for JobTable {
                     BlockStrategy::CoverEarly if entry.shared.is_busy() => {
                         replace = Some(MSG_COVER_EARLY)
                     }
+                    BlockStrategy::SerialExecution => {
+                        let behind = entry.shared.queued_behind();
+                        if p.max_queued.is_some_and(|bound| behind >= bound as usize) {
+                            return refused(RefusalReason::QueueFull, queue_full(behind));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -414,19 +442,33 @@ impl Handler<GetJobQueues> for JobTable {
     type Result = Vec<JobQueue>;
 
     fn handle(&mut self, _: GetJobQueues, _: &mut Self::Context) -> Vec<JobQueue> {
-        let now = Instant::now();
-        self.jobs
-            .iter()
-            .filter_map(|(job_id, e)| {
-                let (waiting, oldest) = e.shared.waiting();
-                (waiting > 0).then(|| JobQueue {
-                    job_id: *job_id,
-                    waiting,
-                    oldest_wait: oldest
-                        .map_or(Duration::ZERO, |t| now.saturating_duration_since(t)),
-                })
-            })
-            .collect()
+        self.job_queues()
+    }
+}
+
+impl Handler<GetLoad> for JobTable {
+    type Result = MessageResult<GetLoad>;
+
+    fn handle(&mut self, _: GetLoad, _: &mut Self::Context) -> Self::Result {
+        let queues = self.job_queues();
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        MessageResult(
+            ExecutorLoad {
+                running: count(self.jobs.values().filter(|e| e.shared.is_running()).count()),
+                queued: count(queues.iter().map(|q| q.waiting).sum()),
+                limit: count(self.env.slots.limit().unwrap_or(0)),
+                jobs: queues
+                    .into_iter()
+                    .map(|q| JobLoad {
+                        job_id: q.job_id,
+                        queued: count(q.waiting),
+                        oldest_queued_ms: u64::try_from(q.oldest_wait.as_millis())
+                            .unwrap_or(u64::MAX),
+                    })
+                    .collect(),
+            }
+            .bounded(),
+        )
     }
 }
 

@@ -81,6 +81,22 @@ impl JobShared {
         matches!(st.phase, Phase::Running { .. }) || !st.queued.is_empty()
     }
 
+    /// Whether a run of this job executes now (it took its turn and holds a run slot if any).
+    pub fn is_running(&self) -> bool {
+        let st = self.lock();
+        matches!(st.phase, Phase::Running { .. }) && st.slot_wait_since.is_none()
+    }
+
+    /// Triggers queued behind the one the job runs (or waits for a run slot with), or is about
+    /// to start: what a bounded SERIAL queue (`maxQueued`) counts.
+    pub fn queued_behind(&self) -> usize {
+        let st = self.lock();
+        match st.phase {
+            Phase::Running { .. } => st.queued.len(),
+            Phase::Idle { .. } => st.queued.len().saturating_sub(1),
+        }
+    }
+
     /// Triggers queued behind the running one.
     pub fn queued(&self) -> usize {
         self.lock().queued.len()

@@ -1,23 +1,36 @@
-//! `Registrar`: registers the executor with the admins at start and every 30 s; removes it on shutdown.
+//! `Registrar`: registers the executor with the admins at start and every 30 s, and sooner when
+//! its load changed; removes it on shutdown.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
+use crate::actors::job_table::GetLoad;
 use crate::executor::admin_link::{self, AdminLink};
-use crate::protocol::RegistryParam;
+use crate::protocol::{ExecutorLoad, RegistryParam};
+
+/// How often the load is looked at between beats.
+const LOAD_CHECK_EVERY: Duration = Duration::from_secs(1);
+
+/// The least time between two beats sent because the load changed: an executor whose queues
+/// move all the time beats this often, not on every change.
+const LOAD_BEAT_GAP: Duration = Duration::from_secs(5);
 
 /// Registers `address` under the app name.
 pub struct Registrar {
     link: Arc<AdminLink>,
     address: String,
     interval: Duration,
+    /// Where each beat reads the executor's load from.
+    load: Recipient<GetLoad>,
     client: Option<awc::Client>,
     in_flight: bool,
     removed: bool,
     /// Last round's outcome, so only changes are logged at info level.
     last_ok: Option<bool>,
+    /// The load the last beat carried and when that beat left.
+    last_beat: Option<(ExecutorLoad, Instant)>,
 }
 
 /// Stops registering and sends `/api/registryRemove`; resolves when an admin answered or all failed.
@@ -27,15 +40,22 @@ pub struct Deregister;
 
 impl Registrar {
     /// A registrar for `address`, registering every `interval`.
-    pub fn new(link: Arc<AdminLink>, address: String, interval: Duration) -> Self {
+    pub fn new(
+        link: Arc<AdminLink>,
+        address: String,
+        interval: Duration,
+        load: Recipient<GetLoad>,
+    ) -> Self {
         Registrar {
             link,
             address,
             interval,
+            load,
             client: None,
             in_flight: false,
             removed: false,
             last_ok: None,
+            last_beat: None,
         }
     }
 
@@ -43,12 +63,8 @@ impl Registrar {
         !self.link.addresses.is_empty() && !self.link.app_name.is_empty()
     }
 
-    fn body(&self) -> serde_json::Value {
-        serde_json::to_value(RegistryParam::executor(
-            self.link.app_name.clone(),
-            self.address.clone(),
-        ))
-        .unwrap_or_default()
+    fn body(&self, load: Option<ExecutorLoad>) -> serde_json::Value {
+        registration(&self.link.app_name, &self.address, load)
     }
 
     fn register(&mut self, ctx: &mut Context<Self>) {
@@ -58,10 +74,17 @@ impl Registrar {
         self.in_flight = true;
         let link = self.link.clone();
         let client = self.client.get_or_insert_with(admin_link::client).clone();
-        let body = self.body();
-        let fut = async move { link.post(&client, "registry", &body).await };
-        ctx.spawn(fut.into_actor(self).map(|res, act, _| {
+        let load = self.load.clone();
+        let address = self.address.clone();
+        let fut = async move {
+            // a beat without its load is still a beat: the load is only a figure
+            let load = load.send(GetLoad).await.ok();
+            let body = registration(&link.app_name, &address, load.clone());
+            (link.post(&client, "registry", &body).await, load)
+        };
+        ctx.spawn(fut.into_actor(self).map(|(res, load), act, _| {
             act.in_flight = false;
+            act.last_beat = load.map(|l| (l, Instant::now()));
             let ok = res.is_ok();
             match res {
                 Ok(admin) if act.last_ok != Some(true) => log::info!(
@@ -78,6 +101,41 @@ impl Registrar {
             act.last_ok = Some(ok);
         }));
     }
+
+    /// Beats early when the load's counts changed since the last beat, at most every
+    /// [`LOAD_BEAT_GAP`], so the admins' view of queues is seconds old, not up to 30 s.
+    fn check_load(&mut self, ctx: &mut Context<Self>) {
+        if self.in_flight || self.removed {
+            return;
+        }
+        if let Some((_, at)) = &self.last_beat {
+            if at.elapsed() < LOAD_BEAT_GAP {
+                return;
+            }
+        }
+        let load = self.load.clone();
+        ctx.spawn(
+            async move { load.send(GetLoad).await.ok() }
+                .into_actor(self)
+                .map(|now, act, ctx| {
+                    let changed = match (&now, &act.last_beat) {
+                        (Some(now), Some((sent, _))) => !now.same_counts(sent),
+                        (Some(_), None) => true,
+                        (None, _) => false,
+                    };
+                    if changed {
+                        act.register(ctx);
+                    }
+                }),
+        );
+    }
+}
+
+/// The registry body of `address` under `app_name`.
+fn registration(app_name: &str, address: &str, load: Option<ExecutorLoad>) -> serde_json::Value {
+    let mut param = RegistryParam::executor(app_name, address);
+    param.load = load;
+    serde_json::to_value(param).unwrap_or_default()
 }
 
 impl Actor for Registrar {
@@ -90,6 +148,7 @@ impl Actor for Registrar {
         }
         self.register(ctx);
         ctx.run_interval(self.interval, |act, ctx| act.register(ctx));
+        ctx.run_interval(LOAD_CHECK_EVERY, |act, ctx| act.check_load(ctx));
     }
 }
 
@@ -113,7 +172,7 @@ impl Handler<Deregister> for Registrar {
         }
         let link = self.link.clone();
         let client = self.client.get_or_insert_with(admin_link::client).clone();
-        let body = self.body();
+        let body = self.body(None);
         let address = self.address.clone();
         Box::pin(async move {
             match link.post(&client, "registryRemove", &body).await {

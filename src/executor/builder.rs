@@ -701,9 +701,12 @@ impl Executor {
         let address = self.registered_address(port);
         let link = self.inner.link.clone();
         let interval = self.inner.registry_interval;
+        let load = self.inner.jobs.clone().recipient();
         let handle = self.inner.arbiter.handle();
         self.inner.registrar.get_or_init(move || {
-            Supervisor::start_in_arbiter(&handle, move |_| Registrar::new(link, address, interval))
+            Supervisor::start_in_arbiter(&handle, move |_| {
+                Registrar::new(link, address, interval, load.clone())
+            })
         });
     }
 

@@ -174,6 +174,8 @@ pub fn job(j: &XxlJob) -> Result<JobInfo, MappingError> {
             0
         },
         owner_id: 0,
+        // XXL-JOB has no bound: the import leaves it unbounded
+        max_queued: 0,
     })
 }
 

@@ -24,11 +24,13 @@ pub enum RefusalReason {
     DiscardLater,
     /// The logId is already queued or running.
     Duplicate,
+    /// The job's bounded SERIAL queue (`maxQueued`) is full.
+    QueueFull,
 }
 
 impl RefusalReason {
     /// Every reason, in the order of [`RefusalReason::label`].
-    pub const ALL: [RefusalReason; 7] = [
+    pub const ALL: [RefusalReason; 8] = [
         RefusalReason::InvalidTrigger,
         RefusalReason::ShuttingDown,
         RefusalReason::UnsupportedGlue,
@@ -36,6 +38,7 @@ impl RefusalReason {
         RefusalReason::HandlerNotFound,
         RefusalReason::DiscardLater,
         RefusalReason::Duplicate,
+        RefusalReason::QueueFull,
     ];
 
     /// The label value.
@@ -48,6 +51,7 @@ impl RefusalReason {
             RefusalReason::HandlerNotFound => "handler_not_found",
             RefusalReason::DiscardLater => "discard_later",
             RefusalReason::Duplicate => "duplicate",
+            RefusalReason::QueueFull => "queue_full",
         }
     }
 }

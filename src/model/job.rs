@@ -91,7 +91,13 @@ pub struct JobInfo {
     /// may use): whoever last saved it; 0 when unknown (saved before owners were recorded,
     /// imported, or made by the admin itself), which puts no limit on its children.
     pub owner_id: i32,
+    /// Under SERIAL_EXECUTION, the most triggers that may wait behind the running one on an
+    /// executor; one beyond is refused at once. 0 = unbounded. Java executors ignore it.
+    pub max_queued: i32,
 }
+
+/// The highest `maxQueued` a job may set: beyond it a bound protects nothing.
+pub const MAX_QUEUED_LIMIT: i32 = 100_000;
 
 impl JobInfo {
     /// A stopped BEAN job with XXL-JOB's defaults, for building new jobs.
@@ -125,6 +131,7 @@ impl JobInfo {
             trigger_last_time: 0,
             trigger_next_time: 0,
             owner_id: 0,
+            max_queued: 0,
         }
     }
 }
@@ -237,6 +244,8 @@ pub struct Registration {
     pub protocol: String,
     /// Last heartbeat, epoch ms.
     pub update_time: i64,
+    /// What it ran and held queued at that beat; `None` when it does not report it.
+    pub load: Option<crate::protocol::ExecutorLoad>,
 }
 
 /// A saved version of a job's script (XXL-JOB `xxl_job_logglue`).

@@ -69,6 +69,22 @@ pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::
     }
 }
 
+/// The registry's load extension: what cannot be read as one is dropped, never an error, so a
+/// registration is kept whatever an executor puts there.
+pub fn opt_load<'de, D: Deserializer<'de>>(d: D) -> Result<Option<super::ExecutorLoad>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
+/// `maxQueued`: a positive count, else none (0, negative, or not a number all mean unbounded,
+/// as a peer that does not know the key would treat it).
+pub fn opt_max_queued<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    Ok(value_to_i64::<D::Error>(Value::deserialize(d)?)
+        .ok()
+        .flatten()
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| *n > 0))
+}
+
 pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(opt_string(d)?.unwrap_or_default())
 }

@@ -67,6 +67,11 @@ pub fn repeat_trigger(log_id: i64) -> String {
     format!("repeat trigger job, logId:{log_id}")
 }
 
+/// `/run` rejection of a SERIAL trigger when its job's bounded queue (`maxQueued`) is full.
+pub fn queue_full(waiting: usize) -> String {
+    format!("queue full: {waiting} waiting")
+}
+
 /// Answer for an unknown path, echoing the path as the Java executor does.
 pub fn uri_not_found(uri: &str) -> String {
     format!("invalid request, uri-mapping({uri}) not found.")

@@ -166,13 +166,18 @@ fn trigger_param() -> impl Strategy<Value = TriggerParam> {
             ".{0,40}",
             any::<i64>(),
         ),
-        (any::<i32>(), any::<i32>(), prop::option::of(".{0,24}")),
+        (
+            any::<i32>(),
+            any::<i32>(),
+            prop::option::of(".{0,24}"),
+            prop::option::of(1u32..),
+        ),
     )
         .prop_map(
             |(
                 (job_id, executor_handler, executor_params, executor_block_strategy, timeout),
                 (log_id, log_date_time, glue_type, glue_source, glue_updatetime),
-                (broadcast_index, broadcast_total, workflow_context),
+                (broadcast_index, broadcast_total, workflow_context, max_queued),
             )| TriggerParam {
                 job_id,
                 executor_handler,
@@ -187,6 +192,7 @@ fn trigger_param() -> impl Strategy<Value = TriggerParam> {
                 broadcast_index,
                 broadcast_total,
                 workflow_context,
+                max_queued,
             },
         )
 }

@@ -52,6 +52,14 @@ pub struct TriggerParam {
         skip_serializing_if = "Option::is_none"
     )]
     pub workflow_context: Option<String>,
+    /// Under SERIAL_EXECUTION, the most triggers of this job that may wait behind its running
+    /// one; a trigger beyond is refused at once. A jobwheel extension, sent only when set:
+    /// XXL-JOB's executors ignore the key and queue without a bound.
+    #[serde(
+        deserialize_with = "lenient::opt_max_queued",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_queued: Option<u32>,
 }
 
 impl Default for TriggerParam {
@@ -70,6 +78,7 @@ impl Default for TriggerParam {
             broadcast_index: 0,
             broadcast_total: 1,
             workflow_context: None,
+            max_queued: None,
         }
     }
 }

@@ -4,9 +4,19 @@ use super::dialect::upsert_registry;
 use super::rows::RowExt;
 use super::{on_pool, Store, StoreResult};
 use crate::model::Registration;
+use crate::protocol::ExecutorLoad;
+
+/// The columns a [`Registration`] is read from.
+const REGISTRATION_COLUMNS: &str =
+    "id, registry_group, registry_key, registry_value, protocol, update_time, load_report";
 
 fn registration_from_row(row: &impl RowExt) -> Result<Registration, sqlx::Error> {
+    // a report this admin cannot read (written by another version) is shown as none
+    let load = row
+        .opt_text("load_report")?
+        .and_then(|text| serde_json::from_str::<ExecutorLoad>(&text).ok());
     Ok(Registration {
+        load,
         id: row.long("id")?,
         registry_group: row.text("registry_group")?,
         registry_key: row.text("registry_key")?,
@@ -17,7 +27,7 @@ fn registration_from_row(row: &impl RowExt) -> Result<Registration, sqlx::Error>
 }
 
 impl Store {
-    /// Records a heartbeat: inserts the registration or refreshes its time and protocol.
+    /// Records a heartbeat: inserts the registration or refreshes its time, protocol and load.
     pub async fn upsert_registry(
         &self,
         group: &str,
@@ -25,14 +35,17 @@ impl Store {
         value: &str,
         protocol: &str,
         now: i64,
+        load: Option<&ExecutorLoad>,
     ) -> StoreResult<()> {
         let sql = self.sql(upsert_registry(self.backend()));
+        let load = load.and_then(|l| serde_json::to_string(l).ok());
         on_pool!(self, pool => { sqlx::query(&sql)
             .bind(group)
             .bind(key)
             .bind(value)
             .bind(protocol)
             .bind(now)
+            .bind(load.as_deref())
             .execute(pool)
             .await?; });
         Ok(())
@@ -62,10 +75,10 @@ impl Store {
 
     /// Registrations with a heartbeat after `after`, ordered by key then address.
     pub async fn find_live_registry(&self, after: i64) -> StoreResult<Vec<Registration>> {
-        let sql = self.sql(
-            "SELECT id, registry_group, registry_key, registry_value, protocol, update_time FROM job_registry \
-             WHERE update_time > ? ORDER BY registry_key, registry_value",
-        );
+        let sql = self.sql(format!(
+            "SELECT {REGISTRATION_COLUMNS} FROM job_registry \
+             WHERE update_time > ? ORDER BY registry_key, registry_value"
+        ));
         let rows = on_pool!(self, pool => sqlx::query(&sql)
             .bind(after)
             .fetch_all(pool)
@@ -83,8 +96,8 @@ impl Store {
         after: i64,
     ) -> StoreResult<Vec<Registration>> {
         let sql = self.sql(
-            "SELECT id, registry_group, registry_key, registry_value, protocol, update_time FROM job_registry \
-             WHERE registry_group = 'EXECUTOR' AND registry_key = ? AND update_time > ? ORDER BY registry_value",
+            format!("SELECT {REGISTRATION_COLUMNS} FROM job_registry \
+             WHERE registry_group = 'EXECUTOR' AND registry_key = ? AND update_time > ? ORDER BY registry_value"),
         );
         let rows = on_pool!(self, pool => sqlx::query(&sql)
             .bind(app_name)
@@ -103,10 +116,10 @@ impl Store {
         value: &str,
         after: i64,
     ) -> StoreResult<Option<Registration>> {
-        let sql = self.sql(
-            "SELECT id, registry_group, registry_key, registry_value, protocol, update_time FROM job_registry \
-             WHERE registry_value = ? AND update_time > ? ORDER BY update_time DESC LIMIT 1",
-        );
+        let sql = self.sql(format!(
+            "SELECT {REGISTRATION_COLUMNS} FROM job_registry \
+             WHERE registry_value = ? AND update_time > ? ORDER BY update_time DESC LIMIT 1"
+        ));
         let row = on_pool!(self, pool => match sqlx::query(&sql).bind(value).bind(after).fetch_optional(pool).await? {
             Some(row) => Some(registration_from_row(&row)?),
             None => None,

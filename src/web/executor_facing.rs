@@ -16,7 +16,7 @@ use crate::actors::registry::{Register, Unregister};
 use crate::actors::result_intake::{ReportResults, ResultScope};
 use crate::model::{executor_address_problem, unstorable};
 use crate::protocol::{
-    constant_time_eq, decode_callback_items, AnyReturn, ReturnT, ACCESS_TOKEN_HEADER,
+    constant_time_eq, decode_callback_items, AnyReturn, ExecutorLoad, ReturnT, ACCESS_TOKEN_HEADER,
     APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG, MSG_METHOD_NOT_SUPPORTED,
 };
 use crate::store::GroupToken;
@@ -28,6 +28,8 @@ struct RegistryBody {
     registry_group: Option<String>,
     registry_key: Option<String>,
     registry_value: Option<String>,
+    /// The jobwheel load extension, read apart so a malformed one never refuses a beat.
+    load: Option<serde_json::Value>,
 }
 
 /// Mounts the three endpoints under `prefix` ("" or "/xxl-job-admin").
@@ -137,8 +139,18 @@ const REGISTRY_FIELDS: [(&str, usize); 3] = [
     ("registryValue", 255),
 ];
 
+/// A registry body's fields, checked.
+#[derive(Debug)]
+struct Registration {
+    group: String,
+    app_name: String,
+    address: String,
+    /// The executor's load, bounded; `None` when absent or unreadable.
+    load: Option<ExecutorLoad>,
+}
+
 /// Parses and checks a registry body: every field must be non-blank.
-fn registry_body(body: &[u8]) -> Result<(String, String, String), AnyReturn> {
+fn registry_body(body: &[u8]) -> Result<Registration, AnyReturn> {
     let parsed: RegistryBody = serde_json::from_slice(body).map_err(|e| {
         ReturnT::fail(format!(
             "invalid request, body is not a registry param: {e}"
@@ -175,7 +187,15 @@ fn registry_body(body: &[u8]) -> Result<(String, String, String), AnyReturn> {
             "invalid request, registryValue: {why}."
         )));
     }
-    Ok((g, k, v))
+    Ok(Registration {
+        group: g,
+        app_name: k,
+        address: v,
+        load: parsed
+            .load
+            .and_then(|v| serde_json::from_value::<ExecutorLoad>(v).ok())
+            .map(ExecutorLoad::bounded),
+    })
 }
 
 /// Admits a registry or registryRemove call: a token, a well-formed body, and a token that
@@ -184,10 +204,11 @@ async fn admit_registration(
     state: &AppState,
     req: &HttpRequest,
     body: &[u8],
-) -> Result<(String, String, String), AnyReturn> {
+) -> Result<Registration, AnyReturn> {
     let caller = admit(state, req, body).await?;
-    let (group, app_name, address) = registry_body(body)?;
-    if !caller.may_register(&app_name) {
+    let registration = registry_body(body)?;
+    let app_name = &registration.app_name;
+    if !caller.may_register(app_name) {
         log::warn!(
             "executor API call to {} from {} refused: the token does not cover app {app_name}",
             req.path(),
@@ -195,7 +216,7 @@ async fn admit_registration(
         );
         return Err(ReturnT::fail(MSG_ACCESS_TOKEN_WRONG));
     }
-    Ok((group, app_name, address))
+    Ok(registration)
 }
 
 async fn registry(
@@ -203,7 +224,7 @@ async fn registry(
     req: HttpRequest,
     body: LimitedBody<WIRE_BODY_LIMIT>,
 ) -> HttpResponse {
-    let (group, app_name, address) = match admit_registration(&state, &req, &body.0).await {
+    let registration = match admit_registration(&state, &req, &body.0).await {
         Ok(v) => v,
         Err(r) => return answer(r),
     };
@@ -213,10 +234,11 @@ async fn registry(
         "v2"
     };
     let msg = Register {
-        group,
-        app_name,
-        address,
+        group: registration.group,
+        app_name: registration.app_name,
+        address: registration.address,
         protocol: protocol.to_string(),
+        load: registration.load,
     };
     match state.registry.send(msg).await {
         Ok(Ok(())) => answer(ReturnT::success()),
@@ -230,16 +252,16 @@ async fn registry_remove(
     req: HttpRequest,
     body: LimitedBody<WIRE_BODY_LIMIT>,
 ) -> HttpResponse {
-    let (group, app_name, address) = match admit_registration(&state, &req, &body.0).await {
+    let registration = match admit_registration(&state, &req, &body.0).await {
         Ok(v) => v,
         Err(r) => return answer(r),
     };
     match state
         .registry
         .send(Unregister {
-            group,
-            app_name,
-            address,
+            group: registration.group,
+            app_name: registration.app_name,
+            address: registration.address,
         })
         .await
     {
@@ -326,13 +348,42 @@ mod tests {
     }
 
     #[test]
+    fn a_load_is_kept_bounded_and_a_malformed_one_never_refuses_the_beat() {
+        let jobs: Vec<_> = (0..300)
+            .map(|i| serde_json::json!({"jobId": i, "queued": i, "oldestQueuedMs": 10}))
+            .collect();
+        let body = serde_json::json!({"registryGroup": "EXECUTOR", "registryKey": "app",
+            "registryValue": "http://h:1/", "load": {"running": 2, "queued": 9, "limit": 2, "jobs": jobs}});
+        let load = registry_body(body.to_string().as_bytes())
+            .unwrap()
+            .load
+            .expect("load kept");
+        assert_eq!((load.running, load.queued, load.limit), (2, 9, 2));
+        assert_eq!(load.jobs.len(), crate::protocol::LOAD_JOBS_MAX);
+        assert_eq!(load.jobs[0].job_id, 299);
+        for bad in [
+            serde_json::json!("full"),
+            serde_json::json!({"running": -3}),
+            serde_json::json!({"queued": 1e40}),
+            serde_json::json!({"jobs": [{"jobId": "x"}]}),
+        ] {
+            let body = serde_json::json!({"registryGroup": "EXECUTOR", "registryKey": "app",
+                "registryValue": "http://h:1/", "load": bad});
+            let r = registry_body(body.to_string().as_bytes()).unwrap();
+            assert_eq!((r.app_name.as_str(), r.load), ("app", None));
+        }
+    }
+
+    #[test]
     fn registry_bodies_need_every_field() {
         let ok =
             br#"{"registryGroup":"EXECUTOR","registryKey":"app","registryValue":"http://h:1/"}"#;
+        let r = registry_body(ok).unwrap();
         assert_eq!(
-            registry_body(ok).unwrap(),
-            ("EXECUTOR".into(), "app".into(), "http://h:1/".into())
+            (r.group.as_str(), r.app_name.as_str(), r.address.as_str()),
+            ("EXECUTOR", "app", "http://h:1/")
         );
+        assert_eq!(r.load, None);
         let blank =
             br#"{"registryGroup":"EXECUTOR","registryKey":" ","registryValue":"http://h:1/"}"#;
         assert_eq!(
@@ -399,7 +450,11 @@ mod proptests {
                 .to_string().into_bytes()),
         ]) {
             match registry_body(&bytes) {
-                Ok((group, key, value)) => {
+                Ok(r) => {
+                    let (group, key, value) = (r.group, r.app_name, r.address);
+                    if let Some(load) = r.load {
+                        prop_assert!(load.jobs.len() <= crate::protocol::LOAD_JOBS_MAX);
+                    }
                     for ((name, max), v) in REGISTRY_FIELDS.iter().zip([&group, &key, &value]) {
                         prop_assert!(!v.is_empty() && v.trim() == v, "{name}");
                         prop_assert!(v.chars().count() <= *max, "{name}");

@@ -1,6 +1,6 @@
 //! REST API v1 groups: CRUD, validation, 409s, live addresses of AUTO groups.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 backends!(app: group_crud_and_validation, |app| {
     let api = &app.api;
@@ -132,4 +132,62 @@ backends!(app: auto_groups_show_live_executors, |app| {
     assert!(entries.iter().any(|e| e["appName"] == "someone-else"
         && e["address"] == "http://127.0.0.1:7/"
         && e["updateTime"].as_i64().unwrap_or_default() > 0));
+});
+
+backends!(app: an_executors_load_shows_in_the_registry_and_the_console, |app| {
+    let api = &app.api;
+    let group = app.group("loaded-app").await;
+    let other = app.group("quiet-app").await;
+    let job = app.job(group, "queued behind a slow run").await;
+    api.set_executor_token(Some(&app.token));
+    let beat = |app_name: &str, address: &str, load: Value| {
+        json!({"registryGroup": "EXECUTOR", "registryKey": app_name, "registryValue": address,
+               "load": load})
+    };
+    let load = json!({"running": 4, "queued": 16, "limit": 4,
+        "jobs": [{"jobId": job, "queued": 3, "oldestQueuedMs": 12_500}]});
+    let res = api
+        .post_as_executor("/api/registry", beat("loaded-app", "http://127.0.0.1:9/", load))
+        .await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
+    // a malformed load never costs the registration
+    let res = api
+        .post_as_executor("/api/registry", beat("quiet-app", "http://127.0.0.1:8/", json!("busy")))
+        .await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
+
+    let online = api.registry().await;
+    let entry = |address: &str| {
+        online.body.as_array().unwrap().iter().find(|e| e["address"] == address).cloned()
+    };
+    let loaded = entry("http://127.0.0.1:9/").expect("listed");
+    assert_eq!(
+        loaded["load"],
+        json!({"running": 4, "queued": 16, "limit": 4,
+               "jobs": [{"jobId": job, "queued": 3, "oldestQueuedSeconds": 12.5}]}),
+        "{}", online.body
+    );
+    assert_eq!(entry("http://127.0.0.1:8/").expect("listed")["load"], Value::Null);
+
+    // a user of the other group sees neither the executor nor its queues
+    let outsider = app.normal_user("outsider", &[other]).await;
+    let seen = outsider.registry().await;
+    assert!(!seen.body.to_string().contains("127.0.0.1:9"), "{}", seen.body);
+
+    let page = api.page("/executors").await;
+    assert!(page.html.contains("running 4 / 4 · queued 16"), "{}", page.html);
+    let page = api.page(&format!("/jobs/{job}")).await;
+    assert!(page.html.contains(r#"id="job-queues""#), "{}", page.html);
+    assert!(
+        page.html.contains("<code>http://127.0.0.1:9/</code>: queued 3 · oldest waited 12 s"),
+        "{}", page.html
+    );
+
+    // the next beat without a load (a Java executor's) clears it
+    api.register_executor("loaded-app", "http://127.0.0.1:9/").await;
+    let online = api.registry().await;
+    let again = online.body.as_array().unwrap().iter()
+        .find(|e| e["address"] == "http://127.0.0.1:9/").cloned().expect("listed");
+    assert_eq!(again["load"], Value::Null);
+    assert!(!api.page(&format!("/jobs/{job}")).await.html.contains(r#"id="job-queues""#));
 });

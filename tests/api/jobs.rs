@@ -37,6 +37,7 @@ backends!(app: job_crud_and_defaults, |app| {
     assert_eq!(b["triggerStatus"], 0);
     assert_eq!(b["triggerNextTime"], 0);
     assert_eq!(b["childJobIds"], json!([]));
+    assert_eq!(b["maxQueued"], 0, "unbounded unless set");
 
     let full = json!({
         "id": 777, "triggerStatus": 1, "triggerNextTime": 5,
@@ -47,6 +48,7 @@ backends!(app: job_crud_and_defaults, |app| {
         "executorHandler": "reportHandler", "executorParam": "a=1",
         "executorBlockStrategy": "DISCARD_LATER", "executorTimeout": 30,
         "executorFailRetryCount": 2, "retryIntervalSecs": 10, "childJobIds": [minimal],
+        "maxQueued": 0,
     });
     let res = api.create_job(full.clone()).await;
     assert_eq!(res.status, 201, "{}", res.body);
@@ -72,6 +74,7 @@ backends!(app: job_crud_and_defaults, |app| {
         "executorFailRetryCount",
         "retryIntervalSecs",
         "childJobIds",
+        "maxQueued",
     ] {
         assert_eq!(got.body[key], full[key], "{key}");
     }
@@ -79,6 +82,12 @@ backends!(app: job_crud_and_defaults, |app| {
         got.body["triggerStatus"], 0,
         "trigger fields are not taken from the body"
     );
+
+    // a SERIAL job's queue bound is kept, and an update that omits it keeps it
+    let res = api.update_job(minimal, with(base_job(g), "maxQueued", json!(3))).await;
+    assert_eq!((res.status, &res.body["maxQueued"]), (200, &json!(3)), "{}", res.body);
+    let res = api.update_job(minimal, json!({"jobDesc": "still bounded"})).await;
+    assert_eq!((res.status, &res.body["maxQueued"]), (200, &json!(3)), "{}", res.body);
 
     // list: filters and paging
     let all = api.list_jobs("").await;
@@ -198,6 +207,18 @@ backends!(app: job_validation_errors, |app| {
         (
             with(base_job(g), "retryIntervalSecs", json!(-5)),
             "retryIntervalSecs",
+        ),
+        (with(base_job(g), "maxQueued", json!(-1)), "maxQueued"),
+        (with(base_job(g), "maxQueued", json!(100_001)), "maxQueued"),
+        (with(base_job(g), "maxQueued", json!("two")), "maxQueued"),
+        (with(base_job(g), "maxQueued", json!(1e12)), "maxQueued"),
+        (
+            with(
+                with(base_job(g), "maxQueued", json!(2)),
+                "executorBlockStrategy",
+                json!("DISCARD_LATER"),
+            ),
+            "maxQueued",
         ),
         (with(base_job(g), "jobDesc", json!("")), "jobDesc"),
         (

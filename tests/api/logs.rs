@@ -184,6 +184,7 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
             "updateTime": online.body[0]["updateTime"],
             "suspectSince": null,
             "suspectReason": null,
+            "load": null,
         }])
     );
 });

@@ -8,6 +8,7 @@ mod kit;
 #[path = "support.rs"]
 mod engine_support;
 
+mod admission;
 mod cluster;
 mod executor_faults;
 mod metrics;

@@ -50,9 +50,16 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     let job_id = s.insert_job(&job(g, "lost", "h")).await.unwrap();
     let now = now_ms();
     // a killed executor stays registered until its beat is 90 s old: it is asked all the same
-    s.upsert_registry("EXECUTOR", "mon-lost", "http://127.0.0.1:2/", "v2", now)
-        .await
-        .unwrap();
+    s.upsert_registry(
+        "EXECUTOR",
+        "mon-lost",
+        "http://127.0.0.1:2/",
+        "v2",
+        now,
+        None,
+    )
+    .await
+    .unwrap();
     let gone = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:1/").await;
     let registered_gone = accepted_log(&s, g, job_id, now - 10_000, "http://127.0.0.1:2/").await;
     let young = accepted_log(&s, g, job_id, now, "http://127.0.0.1:1/").await;
@@ -60,9 +67,16 @@ async fn lost_results_are_marked_failed(backend: Backend) {
     let busy_executor = FakeExecutor::start("", "", probe(true));
     let idle_executor = FakeExecutor::start("", "", probe(false));
     let registered_busy = FakeExecutor::start("", "", probe(true));
-    s.upsert_registry("EXECUTOR", "mon-lost", &registered_busy.address, "v2", now)
-        .await
-        .unwrap();
+    s.upsert_registry(
+        "EXECUTOR",
+        "mon-lost",
+        &registered_busy.address,
+        "v2",
+        now,
+        None,
+    )
+    .await
+    .unwrap();
     let busy = accepted_log(&s, g, job_id, now - 10_000, &busy_executor.address).await;
     let idle = accepted_log(&s, g, job_id, now - 10_000, &idle_executor.address).await;
     let alive = accepted_log(&s, g, job_id, now - 10_000, &registered_busy.address).await;

@@ -162,11 +162,11 @@ backends!(app: registry_monitor_drops_dead_executors_and_sorts_auto_lists, |admi
             .unwrap();
         let now = now_ms();
         store
-            .upsert_registry("EXECUTOR", "monitored", "http://c:1/", "v2", now)
+            .upsert_registry("EXECUTOR", "monitored", "http://c:1/", "v2", now, None)
             .await
             .unwrap();
         store
-            .upsert_registry("EXECUTOR", "monitored", "http://b:1/", "v2", now)
+            .upsert_registry("EXECUTOR", "monitored", "http://b:1/", "v2", now, None)
             .await
             .unwrap();
         store
@@ -175,12 +175,11 @@ backends!(app: registry_monitor_drops_dead_executors_and_sorts_auto_lists, |admi
                 "monitored",
                 "http://dead:1/",
                 "v2",
-                now - 91_000,
-            )
+                now - 91_000, None)
             .await
             .unwrap();
         store
-            .upsert_registry("EXECUTOR", "handmade", "http://x:1/", "v2", now)
+            .upsert_registry("EXECUTOR", "handmade", "http://x:1/", "v2", now, None)
             .await
             .unwrap();
         admin

@@ -32,7 +32,13 @@ async fn a_full_executor_queues_runs_says_busy_and_drains(target: Target) {
         ..Opts::default()
     };
     let exec = Exec::start(target, &admin, opts).await;
-    let script = "echo span-start $(date +%s%N); sleep 1; echo span-end $(date +%s%N)";
+    // the runs hold their slots until the test opens the gate, so the full state lasts
+    let gate = exec.log_dir.join("gate");
+    let script = format!(
+        "echo span-start $(date +%s%N); while [ ! -e '{}' ]; do sleep 0.05; done; sleep 0.2; echo span-end $(date +%s%N)",
+        gate.display()
+    );
+    let script = script.as_str();
     let runs: Vec<_> = (1..=JOBS).map(|job| shell(job, script, 1)).collect();
     for run in &runs {
         exec.run_ok(run).await;
@@ -65,6 +71,31 @@ async fn a_full_executor_queues_runs_says_busy_and_drains(target: Target) {
         exec.post("/idleBeat", json!({"jobId": 999})).await,
         json!({"code":500,"msg":"job thread is running or has trigger queue."})
     );
+
+    // the registry beat reports the load soon after it changed, not 30 s later
+    let load = poll_for(Duration::from_secs(15), || {
+        admin.requests("/api/registry").iter().rev().find_map(|r| {
+            let body: serde_json::Value = serde_json::from_str(&r.body).ok()?;
+            let load = body.get("load")?;
+            (load["queued"] == 16).then(|| load.clone())
+        })
+    })
+    .await
+    .unwrap_or_else(|| {
+        panic!(
+            "no beat reported 16 queued: {:?}",
+            admin.requests("/api/registry")
+        )
+    });
+    assert_eq!(
+        (&load["running"], &load["limit"]),
+        (&json!(LIMIT), &json!(LIMIT)),
+        "{load}"
+    );
+    let jobs = load["jobs"].as_array().expect("jobs listed");
+    assert_eq!(jobs.len(), 16, "{load}");
+    assert!(jobs.iter().all(|j| j["queued"] == 1), "{load}");
+    std::fs::write(&gate, "open").expect("gate opens");
 
     // all of them run, never more than four at once by their own clocks
     let mut spans = Vec::new();

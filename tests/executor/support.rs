@@ -618,6 +618,7 @@ pub fn bean(job_id: i32, handler: &str, param: &str) -> TriggerParam {
         broadcast_index: 0,
         broadcast_total: 1,
         workflow_context: None,
+        max_queued: None,
     }
 }
 

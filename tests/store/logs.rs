@@ -345,7 +345,7 @@ backends!(db: lost_result_candidates_are_old_open_runs, |db| {
     let g = new_group(s, "lost").await;
     let j = s.insert_job(&job(g, "j")).await.unwrap();
     // a registration does not exclude a run: the monitor asks the executor
-    s.upsert_registry("EXECUTOR", "lost", "http://alive/", "v2", 1_000)
+    s.upsert_registry("EXECUTOR", "lost", "http://alive/", "v2", 1_000, None)
         .await
         .unwrap();
     let on_alive = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();

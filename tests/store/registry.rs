@@ -2,17 +2,17 @@
 
 backends!(db: registry_upserts_and_expires, |db| {
     let s = &db.store;
-    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v2", 1_000)
+    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v2", 1_000, None)
         .await
         .unwrap();
-    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000)
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, None)
         .await
         .unwrap();
-    s.upsert_registry("EXECUTOR", "other", "http://c:1/", "v2", 1_000)
+    s.upsert_registry("EXECUTOR", "other", "http://c:1/", "v2", 1_000, None)
         .await
         .unwrap();
     // a heartbeat refreshes the row instead of adding one
-    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v3.5", 5_000)
+    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v3.5", 5_000, None)
         .await
         .unwrap();
     let live = s.find_live_registry(0).await.unwrap();
@@ -62,4 +62,30 @@ backends!(db: registry_upserts_and_expires, |db| {
         .remove_registry("EXECUTOR", "app", "http://b:1/")
         .await
         .unwrap());
+});
+
+backends!(db: a_beat_keeps_its_load_and_the_next_beat_replaces_it, |db| {
+    use jobwheel::protocol::{ExecutorLoad, JobLoad};
+    let s = &db.store;
+    let load = ExecutorLoad {
+        running: 4,
+        queued: 16,
+        limit: 4,
+        jobs: vec![JobLoad {
+            job_id: 7,
+            queued: 3,
+            oldest_queued_ms: 1_500,
+        }],
+    };
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, Some(&load))
+        .await
+        .unwrap();
+    let live = s.find_live_registry(0).await.unwrap();
+    assert_eq!(live[0].load.as_ref(), Some(&load));
+    // a Java executor's beat (no load) clears what an earlier beat reported
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 2_000, None)
+        .await
+        .unwrap();
+    let live = s.find_live_registry_for("app", 0).await.unwrap();
+    assert_eq!((live[0].update_time, live[0].load.as_ref()), (2_000, None));
 });

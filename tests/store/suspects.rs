@@ -2,10 +2,10 @@
 
 backends!(db: suspects_are_marked_once_listed_with_their_beat_and_cleared, |db| {
     let s = &db.store;
-    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000)
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, None)
         .await
         .unwrap();
-    s.upsert_registry("EXECUTOR", "other", "http://a:1/", "v2", 3_000)
+    s.upsert_registry("EXECUTOR", "other", "http://a:1/", "v2", 3_000, None)
         .await
         .unwrap();
     assert!(s.list_suspects().await.unwrap().is_empty());

@@ -122,6 +122,7 @@ pub(super) async fn process(
         broadcast_index: p.index,
         broadcast_total: p.total,
         workflow_context: p.trigger.node.as_ref().map(|n| n.context.to_string()),
+        max_queued: u32::try_from(job.max_queued).ok().filter(|n| *n > 0),
     };
     let token = Some(executor_token(p.group, &env.access_token));
     let app_name = p.group.map(|g| g.app_name.clone());

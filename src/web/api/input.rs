@@ -78,8 +78,19 @@ pub fn parse_value<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
         };
         return Err(ApiError::field(name.clone(), format!("{name} {why}")));
     }
-    serde_json::from_value(value)
-        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+    // the error names the field it met (`maxQueued`, `nodes[2].key`) so a client can show it
+    // beside that field, as every other 400 does
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path.is_empty() || path == "." {
+            ApiError::bad_request(format!("invalid JSON body: {}", e.inner()))
+        } else {
+            ApiError::field(
+                path.clone(),
+                format!("invalid JSON body: {path}: {}", e.inner()),
+            )
+        }
+    })
 }
 
 /// The path (`jobDesc`, `addressList[2]`, `a.b`) of the first string or key that cannot be

@@ -12,7 +12,7 @@ use super::error::ApiResult;
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::ExecutorSuspect;
-use crate::protocol::REGISTRY_GROUP_EXECUTOR;
+use crate::protocol::{ExecutorLoad, REGISTRY_GROUP_EXECUTOR};
 use crate::web::AppState;
 
 pub(super) fn routes(cfg: &mut web::ServiceConfig) {
@@ -31,6 +31,53 @@ struct Online {
     suspect_since: Option<i64>,
     /// What that call met; `null` when not suspect.
     suspect_reason: Option<String>,
+    /// What it ran and held queued at its latest beat (`updateTime`); `null` for executors
+    /// that do not report it (Java's xxl-job-core).
+    load: Option<Load>,
+}
+
+/// An executor's load as its latest beat reported it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Load {
+    /// Runs executing.
+    running: u32,
+    /// Triggers accepted and not started: behind their job's run, or waiting for a run slot.
+    queued: u32,
+    /// Its limit of runs at once (`max_concurrent_runs`); 0 for none.
+    limit: u32,
+    /// The jobs with triggers queued, the longest queues first (at most 100).
+    jobs: Vec<JobQueue>,
+}
+
+/// One job's queue on an executor.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct JobQueue {
+    job_id: i32,
+    /// Its triggers not started.
+    queued: u32,
+    /// How long the oldest of them had waited, in seconds.
+    oldest_queued_seconds: f64,
+}
+
+impl From<ExecutorLoad> for Load {
+    fn from(load: ExecutorLoad) -> Self {
+        Load {
+            running: load.running,
+            queued: load.queued,
+            limit: load.limit,
+            jobs: load
+                .jobs
+                .into_iter()
+                .map(|j| JobQueue {
+                    job_id: j.job_id,
+                    queued: j.queued,
+                    oldest_queued_seconds: j.oldest_queued_ms as f64 / 1000.0,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// An executor address routing leaves out until it beats again or answers a probe.
@@ -58,7 +105,7 @@ struct Suspect {
     tag = "registry",
     summary = "Executors online (those of the permitted groups for a normal user)",
     responses(
-        (status = 200, description = "The executors, each with its suspect mark if any", body = Vec<Online>)
+        (status = 200, description = "The executors, each with its suspect mark if any and its load as its latest beat reported it", body = Vec<Online>)
     )
 )]
 async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<HttpResponse> {
@@ -97,6 +144,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
                 address: r.registry_value,
                 protocol: r.protocol,
                 update_time: r.update_time,
+                load: r.load.map(Load::from),
             }
         })
         .collect();

@@ -10,6 +10,7 @@ use super::{nav, render, save_target, utc_text, Nav};
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{AddressType, ExecutorSuspect, JobGroup};
+use crate::protocol::ExecutorLoad;
 use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiError;
 use crate::web::AppState;
@@ -28,6 +29,8 @@ struct Online {
     beat: i64,
     beat_utc: String,
     suspect: Option<SuspectMark>,
+    /// What it ran and held queued at that beat, when it reports it.
+    load: Option<ExecutorLoad>,
 }
 
 /// An address of a manual group's list.
@@ -85,6 +88,7 @@ pub(super) async fn list(
                 beat: r.update_time,
                 beat_utc: utc_text(r.update_time),
                 suspect: suspect(&r.registry_value),
+                load: r.load.clone(),
             })
             .collect();
         let listed = group

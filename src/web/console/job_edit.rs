@@ -8,6 +8,8 @@ use serde::Deserialize;
 
 use super::errors::{PageError, PageResult};
 use super::{nav, render, save_target, visible_groups, Nav};
+use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
+use crate::clock::now_ms;
 use crate::model::{
     join_ids, GlueType, JobGroup, JobInfo, MisfireStrategy, RouteStrategy, ScheduleType,
     TRIGGER_STATUS_STOPPED,
@@ -33,6 +35,41 @@ struct JobForm {
     route_strategies: &'static [&'static str],
     block_strategies: Vec<&'static str>,
     glue_types: Vec<&'static str>,
+    /// The job's triggers queued on its executors, as their latest beats reported them.
+    queues: Vec<QueueLine>,
+}
+
+/// The job's queue on one executor.
+struct QueueLine {
+    address: String,
+    queued: u32,
+    oldest_seconds: u64,
+}
+
+/// The job's queues on the live executors of its group (those that report their load).
+async fn queues_of(
+    state: &AppState,
+    job: &JobInfo,
+    groups: &[JobGroup],
+) -> Result<Vec<QueueLine>, PageError> {
+    let Some(group) = groups.iter().find(|g| g.id == job.job_group) else {
+        return Ok(Vec::new());
+    };
+    let live = state
+        .store
+        .find_live_registry_for(&group.app_name, now_ms() - EXECUTOR_DEAD_AFTER_MS)
+        .await?;
+    Ok(live
+        .into_iter()
+        .filter_map(|r| {
+            let queue = r.load?.jobs.into_iter().find(|q| q.job_id == job.id)?;
+            Some(QueueLine {
+                address: r.registry_value,
+                queued: queue.queued,
+                oldest_seconds: queue.oldest_queued_ms / 1000,
+            })
+        })
+        .collect())
 }
 
 impl JobForm {
@@ -44,7 +81,13 @@ impl JobForm {
     ) -> Result<JobForm, PageError> {
         let groups: Vec<JobGroup> = visible_groups(state, principal).await?;
         let (api_url, api_method) = save_target("jobs", job.id);
+        let queues = if job.id > 0 {
+            queues_of(state, &job, &groups).await?
+        } else {
+            Vec::new()
+        };
         Ok(JobForm {
+            queues,
             nav: nav(req, principal, "jobs"),
             children: join_ids(&job.child_job_ids).replace(',', ", "),
             job,

@@ -34,6 +34,35 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     b.screenshot("executors").await;
     let group = app.api.list_groups().await.body[0]["id"].as_i64().unwrap();
 
+    // a jobwheel executor's beat carries its load: shown beside its address and on the job's
+    // page, in both languages, at a desktop's and a phone's width
+    let job = app.job(group, "nightly export").await;
+    let beat = json!({"registryGroup": "EXECUTOR", "registryKey": "order-service",
+        "registryValue": executor.address, "load": {"running": 4, "queued": 16, "limit": 4,
+        "jobs": [{"jobId": job, "queued": 3, "oldestQueuedMs": 42_000}]}});
+    let res = app
+        .executor_post("/api/registry", beat, Some(&app.token))
+        .await;
+    assert_eq!(res["code"], 200, "{res}");
+    for (lang, queued) in [("en", "queued 16"), ("zh", "排队 16")] {
+        c.goto(&format!("{}/executors", app.base)).await.unwrap();
+        select(b, "#lang", lang).await;
+        b.wait_text("#groups td.online .load", queued).await;
+        for width in [1400, 390] {
+            set_width(b, width).await;
+            full_shot(b, width, &format!("executors-load-{lang}-{width}")).await;
+        }
+        set_width(b, 1400).await;
+        c.goto(&format!("{}/jobs/{job}", app.base)).await.unwrap();
+        b.wait_text("#job-queues", &executor.address).await;
+        for width in [1400, 390] {
+            set_width(b, width).await;
+            full_shot(b, width, &format!("job-queues-{lang}-{width}")).await;
+        }
+        set_width(b, 1400).await;
+    }
+    select(b, "#lang", "en").await;
+
     // users: a normal user limited to the new group
     b.click("header nav a[href='/users']").await;
     b.wait_path("/users").await;

@@ -247,6 +247,47 @@ async fn select(b: &Browser, css: &str, value: &str) {
         .unwrap();
 }
 
+/// Resizes the window so that the page's viewport is `width` × `height` pixels.
+async fn set_size(b: &Browser, width: u32, height: u32) {
+    b.client.set_window_size(width, height).await.unwrap();
+    let inner = b
+        .client
+        .execute("return [window.innerWidth, window.innerHeight];", vec![])
+        .await
+        .unwrap();
+    // the window's frame, if any, is added so that the viewport itself gets the size
+    let frame = |wanted: u32, i: usize| wanted as i64 - inner[i].as_i64().unwrap_or(wanted as i64);
+    let (fw, fh) = (frame(width, 0), frame(height, 1));
+    if fw > 0 || fh > 0 {
+        let grow = |wanted: u32, by: i64| (wanted as i64 + by.max(0)) as u32;
+        b.client
+            .set_window_size(grow(width, fw), grow(height, fh))
+            .await
+            .unwrap();
+    }
+}
+
+/// [`set_size`] at a usual height.
+async fn set_width(b: &Browser, width: u32) {
+    set_size(b, width, 900).await;
+}
+
+/// Shoots the whole page at `width` (the window as tall as the page), then makes the window
+/// its usual height again.
+async fn full_shot(b: &Browser, width: u32, name: &str) {
+    let tall = b
+        .client
+        .execute("return document.documentElement.scrollHeight;", vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap_or(900)
+        .clamp(600, 6000) as u32;
+    set_size(b, width, tall).await;
+    b.screenshot(name).await;
+    set_width(b, width).await;
+}
+
 mod admin;
 mod jobs;
 mod runs;

@@ -83,6 +83,9 @@ pub(super) struct JobView {
     trigger_last_time: i64,
     /// `null` while a FIX_DELAY job waits for its run to end.
     trigger_next_time: Option<i64>,
+    /// Under SERIAL_EXECUTION, the most triggers waiting behind the running one on an
+    /// executor (jobwheel executors; Java ones ignore it); 0 = unbounded.
+    max_queued: i32,
 }
 
 impl From<JobInfo> for JobView {
@@ -116,6 +119,7 @@ impl From<JobInfo> for JobView {
             trigger_last_time: j.trigger_last_time,
             trigger_next_time: (j.trigger_next_time != AWAITING_COMPLETION)
                 .then_some(j.trigger_next_time),
+            max_queued: j.max_queued,
         }
     }
 }
@@ -146,6 +150,10 @@ pub(super) struct JobBody {
     glue_source: Option<String>,
     glue_remark: Option<String>,
     child_job_ids: Option<Vec<i32>>,
+    /// Under SERIAL_EXECUTION, the most triggers that may wait behind the running one on an
+    /// executor, 0 to 100000; a trigger beyond is refused with "queue full: N waiting".
+    /// 0 (the default) = unbounded.
+    max_queued: Option<i32>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -3,6 +3,7 @@
 
 use super::*;
 
+use crate::model::{BlockStrategy, MAX_QUEUED_LIMIT};
 use crate::web::api::checks::{check_alarm_fields, check_webhook_target};
 pub(super) use crate::web::api::checks::{max_chars, parse_enum};
 
@@ -64,6 +65,9 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
     }
     if let Some(v) = body.glue_remark {
         job.glue_remark = v.trim().to_string();
+    }
+    if let Some(v) = body.max_queued {
+        job.max_queued = v;
     }
     if let Some(v) = body.child_job_ids {
         let mut seen = HashSet::new();
@@ -128,6 +132,21 @@ pub(super) fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
         return Err(ApiError::field(
             "retryIntervalSecs",
             "retryIntervalSecs must be 0 or more seconds",
+        ));
+    }
+    if !(0..=MAX_QUEUED_LIMIT).contains(&job.max_queued) {
+        return Err(ApiError::field(
+            "maxQueued",
+            format!("maxQueued must be 0 (unbounded) to {MAX_QUEUED_LIMIT}"),
+        ));
+    }
+    if job.max_queued > 0 && job.executor_block_strategy != BlockStrategy::SerialExecution {
+        return Err(ApiError::field(
+            "maxQueued",
+            format!(
+                "maxQueued bounds the SERIAL_EXECUTION queue; {} keeps no queue: set it to 0",
+                job.executor_block_strategy.as_str()
+            ),
         ));
     }
     max_chars("glueRemark", &job.glue_remark, 128)?;
