@@ -191,6 +191,7 @@ async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
         .log_retention_days(settings.log_retention_days)
         .idle_timeout(settings.local.idle_timeout)
         .max_concurrent_runs(settings.local.max_concurrent_runs)
+        .labels(settings.local.label.clone())
         .admin_protocol(settings.admin_protocol)
         .glue_enabled(settings.local.glue_enabled)
         .http_job_allow_private(settings.local.http_job_allow_private)

@@ -531,6 +531,7 @@ fn local_executor(
         .log_retention_days(settings.log_retention_days)
         .idle_timeout(local.idle_timeout)
         .max_concurrent_runs(local.max_concurrent_runs)
+        .labels(local.label.clone())
         .glue_enabled(local.glue_enabled)
         .http_job_allow_private(local.http_job_allow_private)
         .trim_memory_after_reaping(true)

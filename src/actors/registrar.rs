@@ -8,7 +8,7 @@ use actix::prelude::*;
 
 use crate::actors::job_table::GetLoad;
 use crate::executor::admin_link::{self, AdminLink};
-use crate::protocol::{ExecutorLoad, RegistryParam};
+use crate::protocol::{ExecutorLoad, Labels, RegistryParam};
 
 /// How often the load is looked at between beats.
 const LOAD_CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -24,6 +24,8 @@ pub struct Registrar {
     interval: Duration,
     /// Where each beat reads the executor's load from.
     load: Recipient<GetLoad>,
+    /// The labels it registers with.
+    labels: Labels,
     client: Option<awc::Client>,
     in_flight: bool,
     removed: bool,
@@ -45,12 +47,14 @@ impl Registrar {
         address: String,
         interval: Duration,
         load: Recipient<GetLoad>,
+        labels: Labels,
     ) -> Self {
         Registrar {
             link,
             address,
             interval,
             load,
+            labels,
             client: None,
             in_flight: false,
             removed: false,
@@ -64,7 +68,12 @@ impl Registrar {
     }
 
     fn body(&self, load: Option<ExecutorLoad>) -> serde_json::Value {
-        registration(&self.link.app_name, &self.address, load)
+        registration(
+            &self.link.app_name,
+            &self.address,
+            load,
+            self.labels.clone(),
+        )
     }
 
     fn register(&mut self, ctx: &mut Context<Self>) {
@@ -76,10 +85,11 @@ impl Registrar {
         let client = self.client.get_or_insert_with(admin_link::client).clone();
         let load = self.load.clone();
         let address = self.address.clone();
+        let labels = self.labels.clone();
         let fut = async move {
             // a beat without its load is still a beat: the load is only a figure
             let load = load.send(GetLoad).await.ok();
-            let body = registration(&link.app_name, &address, load.clone());
+            let body = registration(&link.app_name, &address, load.clone(), labels);
             (link.post(&client, "registry", &body).await, load)
         };
         ctx.spawn(fut.into_actor(self).map(|(res, load), act, _| {
@@ -132,9 +142,15 @@ impl Registrar {
 }
 
 /// The registry body of `address` under `app_name`.
-fn registration(app_name: &str, address: &str, load: Option<ExecutorLoad>) -> serde_json::Value {
+fn registration(
+    app_name: &str,
+    address: &str,
+    load: Option<ExecutorLoad>,
+    labels: Labels,
+) -> serde_json::Value {
     let mut param = RegistryParam::executor(app_name, address);
     param.load = load;
+    param.labels = labels;
     serde_json::to_value(param).unwrap_or_default()
 }
 

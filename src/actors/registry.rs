@@ -8,8 +8,8 @@ use actix::prelude::*;
 use super::supervision::{answers_probes, ActorLife};
 use super::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::model::{AddressType, JobGroup};
-use crate::protocol::ExecutorLoad;
+use crate::model::{AddressType, BeatReport, JobGroup};
+
 use crate::store::{ActorStore, Store, StoreError};
 
 /// How often dead registrations are removed and group lists refreshed (XXL-JOB's beat).
@@ -27,8 +27,8 @@ pub struct Register {
     pub address: String,
     /// "v3.5" when the executor sent `XXL-JOB-APPNAME`, else "v2".
     pub protocol: String,
-    /// What it runs and holds queued, when it reports that (jobwheel executors).
-    pub load: Option<ExecutorLoad>,
+    /// Its load and labels, when it reports them (jobwheel executors).
+    pub report: BeatReport,
 }
 
 /// An executor leaving (graceful shutdown).
@@ -158,7 +158,7 @@ impl Handler<Register> for RegistryActor {
                     &msg.address,
                     &msg.protocol,
                     now_ms(),
-                    msg.load.as_ref(),
+                    &msg.report,
                 )
                 .await
                 .map_err(|e| e.to_string())?;

@@ -13,7 +13,7 @@ use super::*;
 use crate::executor::{
     DEFAULT_EXECUTOR_BIND, DEFAULT_EXECUTOR_PORT, DEFAULT_LOG_PATH, MAX_CONCURRENT_RUNS,
 };
-use crate::protocol::AdminProtocol;
+use crate::protocol::{parse_label, parse_labels, AdminProtocol};
 
 /// The one line an executor without a token stops with.
 pub const NO_TOKEN: &str = "no access token: an executor without one runs whatever any caller \
@@ -43,6 +43,11 @@ pub struct LocalExecutorSettings {
     #[arg(long, value_name = "N", value_parser = max_runs::parse, default_value = "0")]
     #[serde(with = "max_runs")]
     pub max_concurrent_runs: usize,
+    /// A label to register with, KEY=VALUE (repeatable: --label gpu=true --label region=eu); jobs
+    /// whose executorSelector requires labels run only on executors that have them
+    #[arg(long, value_name = "KEY=VALUE", action = ArgAction::Append, value_parser = parse_label)]
+    #[serde(default, with = "labels")]
+    pub label: Vec<(String, String)>,
     /// Let httpJobHandler call loopback, private and link-local addresses
     #[arg(long, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
     #[arg(value_parser = BoolishValueParser::new(), value_name = "BOOL", default_value = "false")]
@@ -115,6 +120,10 @@ pub struct ExecutorSettings {
 setting!(path: PathBuf = str::parse::<PathBuf>);
 setting!(idle_secs: Duration = |secs| number(secs, 1, 86_400).map(Duration::from_secs));
 setting!(port: u16 = |port| number(port, 0, 65_535));
+// the flag's values arrive comma-joined, as a file's list does: checked as one set
+setting!(labels: Vec<(String, String)> = |text: &str| {
+    parse_labels(text).map(|labels| labels.into_iter().collect::<Vec<_>>())
+});
 setting!(max_runs: usize = |n| number(n, 0, MAX_CONCURRENT_RUNS as u64));
 setting!(ip: IpAddr = |ip: &str| ip.parse().map_err(|_| "expected an IP address, e.g. 0.0.0.0"));
 setting!(protocol: AdminProtocol = str::parse::<AdminProtocol>);

@@ -104,6 +104,27 @@ fn bad_values_name_the_setting_and_value() {
     )
     .unwrap();
     assert_eq!(s.local.max_concurrent_runs, 8);
+    // labels: the flag repeated, or a list in the file; a malformed one is named
+    let s = executor(
+        &[&TOKEN[..], &["--label", "gpu=true", "--label", "region=eu"]].concat(),
+        &none(),
+    )
+    .unwrap();
+    assert_eq!(
+        s.local.label,
+        vec![
+            ("gpu".to_string(), "true".to_string()),
+            ("region".to_string(), "eu".to_string())
+        ]
+    );
+    let f = file("[executor]\naccess-token = 'k3f9Qx1'\nlabel = ['gpu=true']\n");
+    assert_eq!(executor(&[], &f).unwrap().local.label.len(), 1);
+    let err = executor(&[&TOKEN[..], &["--label", "gpu"]].concat(), &none()).unwrap_err();
+    assert_eq!(
+        err,
+        "invalid --label 'gpu': expected KEY=VALUE, e.g. gpu=true, not 'gpu'"
+    );
+    assert!(executor(&TOKEN, &none()).unwrap().local.label.is_empty());
     let f = file("[executor]\naccess-token = 'k3f9Qx1'\nmax-concurrent-runs = 3\n");
     assert_eq!(executor(&[], &f).unwrap().local.max_concurrent_runs, 3);
 

@@ -28,7 +28,12 @@ use crate::actors::result_sender::{
     CallbackTuning, Flush, PushCallback, ResultSender, CALLBACK_DIR,
 };
 use crate::metrics::ExecutorMetrics;
-use crate::protocol::{unusable_token, AdminProtocol, MSG_SHUTDOWN_KILL};
+use crate::protocol::{
+    label_key_problem, label_value_problem, unusable_token, AdminProtocol, Labels, LABELS_MAX,
+    MSG_SHUTDOWN_KILL,
+};
+
+mod checks;
 
 /// Default port of an executor's own server (XXL-JOB's).
 pub const DEFAULT_EXECUTOR_PORT: u16 = 9999;
@@ -111,6 +116,7 @@ pub struct ExecutorBuilder {
     log_retention_days: u32,
     idle_timeout: Duration,
     max_concurrent_runs: usize,
+    labels: Vec<(String, String)>,
     admin_protocol: AdminProtocol,
     glue_enabled: bool,
     insecure: bool,
@@ -139,6 +145,7 @@ impl Default for ExecutorBuilder {
             log_retention_days: 30,
             idle_timeout: Duration::from_secs(90),
             max_concurrent_runs: 0,
+            labels: Vec::new(),
             admin_protocol: AdminProtocol::V2,
             // a host service opts in to running scripts it is sent
             glue_enabled: false,
@@ -258,6 +265,20 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Adds a label the executor registers with (`region`, `eu`): jobs whose `executorSelector`
+    /// requires it run only on executors that have it. Keys are 1–63 letters, digits, `.`, `_`,
+    /// `-` or `/`; values likewise without `/`; at most [`LABELS_MAX`]. Checked by `build`.
+    pub fn label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.labels.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds every label of `labels` (see [`label`](Self::label)).
+    pub fn labels(mut self, labels: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.labels.extend(labels);
+        self
+    }
+
     /// Callback body shape: v2 (XXL-JOB 2.4–3.4 admins, jobwheel) or v3.5.
     pub fn admin_protocol(mut self, protocol: AdminProtocol) -> Self {
         self.admin_protocol = protocol;
@@ -348,52 +369,6 @@ impl ExecutorBuilder {
         self
     }
 
-    fn validate(&self) -> Result<(), ExecutorError> {
-        match &self.access_token {
-            Some(token) => {
-                if let Some(why) = unusable_token(token) {
-                    return Err(ExecutorError::Setting(format!(
-                        "{why}; use the admin's own token"
-                    )));
-                }
-            }
-            None if self.insecure => {}
-            None => return Err(ExecutorError::Setting(NO_TOKEN_LIBRARY.to_string())),
-        }
-        if self.app_name.trim().is_empty() || self.app_name.len() > 64 {
-            return Err(ExecutorError::Setting(format!(
-                "app name '{}' must have 1 to 64 characters",
-                self.app_name
-            )));
-        }
-        for a in &self.admin_addresses {
-            if !(a.starts_with("http://") || a.starts_with("https://")) {
-                return Err(ExecutorError::Setting(format!(
-                    "admin address '{a}' must start with http:// or https://"
-                )));
-            }
-        }
-        if let Some(a) = &self.address {
-            if !(a.starts_with("http://") || a.starts_with("https://")) {
-                return Err(ExecutorError::Setting(format!(
-                    "address '{a}' must start with http:// or https://"
-                )));
-            }
-        }
-        if self.max_concurrent_runs > MAX_CONCURRENT_RUNS {
-            return Err(ExecutorError::Setting(format!(
-                "max_concurrent_runs {} is more than {MAX_CONCURRENT_RUNS}",
-                self.max_concurrent_runs
-            )));
-        }
-        if self.idle_timeout.is_zero() {
-            return Err(ExecutorError::Setting(
-                "idle timeout must be positive".to_string(),
-            ));
-        }
-        Ok(())
-    }
-
     /// Starts the executor's actors (inside the current actix system) and returns its handle.
     ///
     /// Nothing listens yet: call `Executor::serve` for an own port, or mount
@@ -420,6 +395,7 @@ impl ExecutorBuilder {
                 what: "cannot start the job runtime".to_string(),
                 source,
             })?;
+        let labels = self.checked_labels()?;
         let link = Arc::new(AdminLink {
             addresses: self.admin_addresses.clone(),
             app_name: self.app_name.clone(),
@@ -498,6 +474,7 @@ impl ExecutorBuilder {
                 mount_path: self.mount_path,
                 link,
                 registry_interval: self.registry_interval,
+                labels,
                 shutdown_grace: self.shutdown_grace,
                 state,
                 jobs,
@@ -570,6 +547,8 @@ struct Inner {
     mount_path: String,
     link: Arc<AdminLink>,
     registry_interval: Duration,
+    /// What the executor registers with for jobs' selectors.
+    labels: Labels,
     shutdown_grace: Duration,
     state: ServiceState,
     jobs: Addr<JobTable>,
@@ -702,10 +681,11 @@ impl Executor {
         let link = self.inner.link.clone();
         let interval = self.inner.registry_interval;
         let load = self.inner.jobs.clone().recipient();
+        let labels = self.inner.labels.clone();
         let handle = self.inner.arbiter.handle();
         self.inner.registrar.get_or_init(move || {
             Supervisor::start_in_arbiter(&handle, move |_| {
-                Registrar::new(link, address, interval, load.clone())
+                Registrar::new(link, address, interval, load.clone(), labels.clone())
             })
         });
     }

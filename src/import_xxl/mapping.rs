@@ -176,6 +176,7 @@ pub fn job(j: &XxlJob) -> Result<JobInfo, MappingError> {
         owner_id: 0,
         // XXL-JOB has no bound: the import leaves it unbounded
         max_queued: 0,
+        executor_selector: String::new(),
     })
 }
 

@@ -94,6 +94,9 @@ pub struct JobInfo {
     /// Under SERIAL_EXECUTION, the most triggers that may wait behind the running one on an
     /// executor; one beyond is refused at once. 0 = unbounded. Java executors ignore it.
     pub max_queued: i32,
+    /// Which executors of the group it runs on, by their labels (`gpu=true, region in (eu,us)`,
+    /// the canonical text of a [`crate::routing::Selector`]); empty for any.
+    pub executor_selector: String,
 }
 
 /// The highest `maxQueued` a job may set: beyond it a bound protects nothing.
@@ -132,6 +135,7 @@ impl JobInfo {
             trigger_next_time: 0,
             owner_id: 0,
             max_queued: 0,
+            executor_selector: String::new(),
         }
     }
 }
@@ -246,6 +250,17 @@ pub struct Registration {
     pub update_time: i64,
     /// What it ran and held queued at that beat; `None` when it does not report it.
     pub load: Option<crate::protocol::ExecutorLoad>,
+    /// Its labels, for jobs' selectors; empty for executors that send none (Java's).
+    pub labels: crate::protocol::Labels,
+}
+
+/// What a beat reports besides the address: jobwheel executors' extensions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BeatReport {
+    /// Its load.
+    pub load: Option<crate::protocol::ExecutorLoad>,
+    /// Its labels.
+    pub labels: crate::protocol::Labels,
 }
 
 /// A saved version of a job's script (XXL-JOB `xxl_job_logglue`).

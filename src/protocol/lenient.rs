@@ -85,6 +85,13 @@ pub fn opt_max_queued<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D:
         .filter(|n| *n > 0))
 }
 
+/// The registry's labels extension: an object of strings; anything else reads as none, and
+/// malformed labels are dropped (see [`super::usable_labels`]).
+pub fn labels<'de, D: Deserializer<'de>>(d: D) -> Result<super::Labels, D::Error> {
+    let labels = serde_json::from_value(Value::deserialize(d)?).unwrap_or_default();
+    Ok(super::usable_labels(labels))
+}
+
 pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(opt_string(d)?.unwrap_or_default())
 }

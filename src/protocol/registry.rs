@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::lenient;
+use super::Labels;
 use super::REGISTRY_GROUP_EXECUTOR;
 
 /// Body of `/api/registry` and `/api/registryRemove`; the admin keys executors by all three fields.
@@ -27,6 +28,14 @@ pub struct RegistryParam {
         skip_serializing_if = "Option::is_none"
     )]
     pub load: Option<ExecutorLoad>,
+    /// The executor's labels (`region=eu`), which jobs' `executorSelector` choose by. A jobwheel
+    /// extension like `load`; sent only when there are some.
+    #[serde(
+        default,
+        deserialize_with = "lenient::labels",
+        skip_serializing_if = "Labels::is_empty"
+    )]
+    pub labels: Labels,
 }
 
 /// The most jobs one beat reports queues of; the longest queues first.
@@ -86,6 +95,7 @@ impl RegistryParam {
             registry_key: app_name.into(),
             registry_value: address.into(),
             load: None,
+            labels: Labels::new(),
         }
     }
 }

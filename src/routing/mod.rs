@@ -195,12 +195,14 @@ impl<R: Rng> Router<R> {
 mod broadcast;
 mod hashing;
 mod probe;
+mod selector;
 mod stateful;
 mod suspects;
 
 pub use broadcast::{broadcast_targets, shard_address};
 pub use hashing::{consistent_hash, hash_key};
 pub use probe::probe_in_order;
+pub use selector::{Selector, SELECTOR_MAX};
 use stateful::Expiring;
 pub use suspects::{Suspects, OWN_CHANGE_WINS_MS};
 

@@ -63,24 +63,24 @@ pub(crate) fn insert_output(backend: Backend) -> &'static str {
 pub(crate) fn upsert_registry(backend: Backend) -> &'static str {
     match backend {
         Backend::Sqlite => {
-            "INSERT INTO job_registry (registry_group, registry_key, registry_value, protocol, update_time, load_report) \
-             VALUES (?, ?, ?, ?, ?, ?) \
+            "INSERT INTO job_registry (registry_group, registry_key, registry_value, protocol, update_time, load_report, labels) \
+             VALUES (?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (registry_group, registry_key, registry_value) \
              DO UPDATE SET update_time = excluded.update_time, protocol = excluded.protocol, \
-             load_report = excluded.load_report"
+             load_report = excluded.load_report, labels = excluded.labels"
         }
         Backend::Postgres => {
-            "INSERT INTO job_registry (registry_group, registry_key, registry_value, protocol, update_time, load_report) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
+            "INSERT INTO job_registry (registry_group, registry_key, registry_value, protocol, update_time, load_report, labels) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
              ON CONFLICT (registry_group, registry_key, registry_value) \
              DO UPDATE SET update_time = EXCLUDED.update_time, protocol = EXCLUDED.protocol, \
-             load_report = EXCLUDED.load_report"
+             load_report = EXCLUDED.load_report, labels = EXCLUDED.labels"
         }
         Backend::MySql => {
-            "INSERT INTO job_registry (registry_group, registry_key, registry_value, protocol, update_time, load_report) \
-             VALUES (?, ?, ?, ?, ?, ?) \
+            "INSERT INTO job_registry (registry_group, registry_key, registry_value, protocol, update_time, load_report, labels) \
+             VALUES (?, ?, ?, ?, ?, ?, ?) \
              ON DUPLICATE KEY UPDATE update_time = VALUES(update_time), protocol = VALUES(protocol), \
-             load_report = VALUES(load_report)"
+             load_report = VALUES(load_report), labels = VALUES(labels)"
         }
     }
 }

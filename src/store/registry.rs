@@ -3,20 +3,26 @@
 use super::dialect::upsert_registry;
 use super::rows::RowExt;
 use super::{on_pool, Store, StoreResult};
+use crate::model::BeatReport;
 use crate::model::Registration;
-use crate::protocol::ExecutorLoad;
+use crate::protocol::{ExecutorLoad, Labels};
 
 /// The columns a [`Registration`] is read from.
 const REGISTRATION_COLUMNS: &str =
-    "id, registry_group, registry_key, registry_value, protocol, update_time, load_report";
+    "id, registry_group, registry_key, registry_value, protocol, update_time, load_report, labels";
 
 fn registration_from_row(row: &impl RowExt) -> Result<Registration, sqlx::Error> {
     // a report this admin cannot read (written by another version) is shown as none
     let load = row
         .opt_text("load_report")?
         .and_then(|text| serde_json::from_str::<ExecutorLoad>(&text).ok());
+    let labels = row
+        .opt_text("labels")?
+        .and_then(|text| serde_json::from_str::<Labels>(&text).ok())
+        .unwrap_or_default();
     Ok(Registration {
         load,
+        labels,
         id: row.long("id")?,
         registry_group: row.text("registry_group")?,
         registry_key: row.text("registry_key")?,
@@ -27,7 +33,8 @@ fn registration_from_row(row: &impl RowExt) -> Result<Registration, sqlx::Error>
 }
 
 impl Store {
-    /// Records a heartbeat: inserts the registration or refreshes its time, protocol and load.
+    /// Records a heartbeat: inserts the registration or refreshes its time, protocol, load and
+    /// labels.
     pub async fn upsert_registry(
         &self,
         group: &str,
@@ -35,10 +42,16 @@ impl Store {
         value: &str,
         protocol: &str,
         now: i64,
-        load: Option<&ExecutorLoad>,
+        report: &BeatReport,
     ) -> StoreResult<()> {
         let sql = self.sql(upsert_registry(self.backend()));
-        let load = load.and_then(|l| serde_json::to_string(l).ok());
+        let load = report
+            .load
+            .as_ref()
+            .and_then(|l| serde_json::to_string(l).ok());
+        let labels = (!report.labels.is_empty())
+            .then(|| serde_json::to_string(&report.labels).ok())
+            .flatten();
         on_pool!(self, pool => { sqlx::query(&sql)
             .bind(group)
             .bind(key)
@@ -46,6 +59,7 @@ impl Store {
             .bind(protocol)
             .bind(now)
             .bind(load.as_deref())
+            .bind(labels.as_deref())
             .execute(pool)
             .await?; });
         Ok(())

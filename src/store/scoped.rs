@@ -116,7 +116,8 @@ impl Store {
              alarm_email = ?, alarm_webhook = ?, schedule_type = ?, schedule_conf = ?, timezone = ?, \
              misfire_strategy = ?, executor_route_strategy = ?, executor_handler = ?, executor_param = ?, \
              executor_block_strategy = ?, executor_timeout = ?, executor_fail_retry_count = ?, \
-             retry_interval_secs = ?, glue_type = ?, glue_remark = ?, child_jobid = ?, owner_id = ?, max_queued = ? \
+             retry_interval_secs = ?, glue_type = ?, glue_remark = ?, child_jobid = ?, owner_id = ?, max_queued = ?, \
+             executor_selector = ? \
              WHERE id = ?",
         );
         let done = on_pool!(self, pool => sqlx::query(&sql)
@@ -142,6 +143,7 @@ impl Store {
             .bind(join_ids(&job.child_job_ids))
             .bind(job.owner_id)
             .bind(job.max_queued)
+            .bind(&job.executor_selector)
             .bind(job.id)
             .execute(pool)
             .await?

@@ -14,10 +14,11 @@ use super::body_limit::{LimitedBody, WIRE_BODY_LIMIT};
 use super::AppState;
 use crate::actors::registry::{Register, Unregister};
 use crate::actors::result_intake::{ReportResults, ResultScope};
-use crate::model::{executor_address_problem, unstorable};
+use crate::model::{executor_address_problem, unstorable, BeatReport};
 use crate::protocol::{
-    constant_time_eq, decode_callback_items, AnyReturn, ExecutorLoad, ReturnT, ACCESS_TOKEN_HEADER,
-    APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG, MSG_METHOD_NOT_SUPPORTED,
+    constant_time_eq, decode_callback_items, usable_labels, AnyReturn, ExecutorLoad, Labels,
+    ReturnT, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, MSG_ACCESS_TOKEN_WRONG,
+    MSG_METHOD_NOT_SUPPORTED,
 };
 use crate::store::GroupToken;
 
@@ -30,6 +31,8 @@ struct RegistryBody {
     registry_value: Option<String>,
     /// The jobwheel load extension, read apart so a malformed one never refuses a beat.
     load: Option<serde_json::Value>,
+    /// The jobwheel labels extension, likewise.
+    labels: Option<serde_json::Value>,
 }
 
 /// Mounts the three endpoints under `prefix` ("" or "/xxl-job-admin").
@@ -145,8 +148,8 @@ struct Registration {
     group: String,
     app_name: String,
     address: String,
-    /// The executor's load, bounded; `None` when absent or unreadable.
-    load: Option<ExecutorLoad>,
+    /// The executor's load (bounded) and labels (the usable ones).
+    report: BeatReport,
 }
 
 /// Parses and checks a registry body: every field must be non-blank.
@@ -191,10 +194,17 @@ fn registry_body(body: &[u8]) -> Result<Registration, AnyReturn> {
         group: g,
         app_name: k,
         address: v,
-        load: parsed
-            .load
-            .and_then(|v| serde_json::from_value::<ExecutorLoad>(v).ok())
-            .map(ExecutorLoad::bounded),
+        report: BeatReport {
+            load: parsed
+                .load
+                .and_then(|v| serde_json::from_value::<ExecutorLoad>(v).ok())
+                .map(ExecutorLoad::bounded),
+            labels: parsed
+                .labels
+                .and_then(|v| serde_json::from_value::<Labels>(v).ok())
+                .map(usable_labels)
+                .unwrap_or_default(),
+        },
     })
 }
 
@@ -238,7 +248,7 @@ async fn registry(
         app_name: registration.app_name,
         address: registration.address,
         protocol: protocol.to_string(),
-        load: registration.load,
+        report: registration.report,
     };
     match state.registry.send(msg).await {
         Ok(Ok(())) => answer(ReturnT::success()),
@@ -356,6 +366,7 @@ mod tests {
             "registryValue": "http://h:1/", "load": {"running": 2, "queued": 9, "limit": 2, "jobs": jobs}});
         let load = registry_body(body.to_string().as_bytes())
             .unwrap()
+            .report
             .load
             .expect("load kept");
         assert_eq!((load.running, load.queued, load.limit), (2, 9, 2));
@@ -370,8 +381,27 @@ mod tests {
             let body = serde_json::json!({"registryGroup": "EXECUTOR", "registryKey": "app",
                 "registryValue": "http://h:1/", "load": bad});
             let r = registry_body(body.to_string().as_bytes()).unwrap();
-            assert_eq!((r.app_name.as_str(), r.load), ("app", None));
+            assert_eq!((r.app_name.as_str(), r.report.load), ("app", None));
         }
+    }
+
+    #[test]
+    fn labels_are_kept_when_usable() {
+        let body = serde_json::json!({"registryGroup": "EXECUTOR", "registryKey": "app",
+            "registryValue": "http://h:1/", "labels": {"gpu": "true", "bad key": "x", "n": 5}});
+        let r = registry_body(body.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            r.report.labels,
+            Labels::new(),
+            "a non-string value spoils the object"
+        );
+        let body = serde_json::json!({"registryGroup": "EXECUTOR", "registryKey": "app",
+            "registryValue": "http://h:1/", "labels": {"gpu": "true", "bad key": "x"}});
+        let r = registry_body(body.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            r.report.labels,
+            Labels::from([("gpu".to_string(), "true".to_string())])
+        );
     }
 
     #[test]
@@ -383,7 +413,7 @@ mod tests {
             (r.group.as_str(), r.app_name.as_str(), r.address.as_str()),
             ("EXECUTOR", "app", "http://h:1/")
         );
-        assert_eq!(r.load, None);
+        assert_eq!(r.report, BeatReport::default());
         let blank =
             br#"{"registryGroup":"EXECUTOR","registryKey":" ","registryValue":"http://h:1/"}"#;
         assert_eq!(
@@ -452,7 +482,7 @@ mod proptests {
             match registry_body(&bytes) {
                 Ok(r) => {
                     let (group, key, value) = (r.group, r.app_name, r.address);
-                    if let Some(load) = r.load {
+                    if let Some(load) = r.report.load {
                         prop_assert!(load.jobs.len() <= crate::protocol::LOAD_JOBS_MAX);
                     }
                     for ((name, max), v) in REGISTRY_FIELDS.iter().zip([&group, &key, &value]) {

@@ -176,6 +176,7 @@ backends!(app: an_executors_load_shows_in_the_registry_and_the_console, |app| {
 
     let page = api.page("/executors").await;
     assert!(page.html.contains("running 4 / 4 · queued 16"), "{}", page.html);
+    assert!(!page.html.contains(r#"class="labels""#), "no labels reported");
     let page = api.page(&format!("/jobs/{job}")).await;
     assert!(page.html.contains(r#"id="job-queues""#), "{}", page.html);
     assert!(

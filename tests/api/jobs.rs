@@ -89,6 +89,16 @@ backends!(app: job_crud_and_defaults, |app| {
     let res = api.update_job(minimal, json!({"jobDesc": "still bounded"})).await;
     assert_eq!((res.status, &res.body["maxQueued"]), (200, &json!(3)), "{}", res.body);
 
+    // a selector is kept in its canonical form, whether given as text or as an object
+    let res = api
+        .update_job(minimal, json!({"executorSelector": " region in ( eu,us ) ,gpu=true"}))
+        .await;
+    assert_eq!(res.body["executorSelector"], "region in (eu,us), gpu=true", "{}", res.body);
+    let res = api.update_job(minimal, json!({"executorSelector": {"gpu": "true"}})).await;
+    assert_eq!(res.body["executorSelector"], "gpu=true", "{}", res.body);
+    let res = api.update_job(minimal, json!({"executorSelector": ""})).await;
+    assert_eq!(res.body["executorSelector"], "", "{}", res.body);
+
     // list: filters and paging
     let all = api.list_jobs("").await;
     assert_eq!(all.status, 200);
@@ -208,6 +218,13 @@ backends!(app: job_validation_errors, |app| {
             with(base_job(g), "retryIntervalSecs", json!(-5)),
             "retryIntervalSecs",
         ),
+        (with(base_job(g), "executorSelector", json!("gpu")), "executorSelector"),
+        (with(base_job(g), "executorSelector", json!("region in eu")), "executorSelector"),
+        (with(base_job(g), "executorSelector", json!("a=b,,c=d")), "executorSelector"),
+        (with(base_job(g), "executorSelector", json!({"gpu": true})), "executorSelector"),
+        (with(base_job(g), "executorSelector", json!({"bad key": "x"})), "executorSelector"),
+        (with(base_job(g), "executorSelector", json!(["gpu=true"])), "executorSelector"),
+        (with(base_job(g), "executorSelector", json!("a=b,".repeat(200))), "executorSelector"),
         (with(base_job(g), "maxQueued", json!(-1)), "maxQueued"),
         (with(base_job(g), "maxQueued", json!(100_001)), "maxQueued"),
         (with(base_job(g), "maxQueued", json!("two")), "maxQueued"),

@@ -185,6 +185,7 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
             "suspectSince": null,
             "suspectReason": null,
             "load": null,
+            "labels": {},
         }])
     );
 });

@@ -5,7 +5,23 @@ use std::time::Duration;
 
 use crate::engine_support::Engine;
 use crate::kit::worker::{Plan, Worker};
+use crate::kit::TestApp;
 use jobwheel::model::{GlueType, RouteStrategy};
+
+/// Waits until `group` lists `n` registered executors.
+async fn wait_listed(admin: &TestApp, group: i32, n: usize) {
+    admin
+        .wait_until("the executors are listed", Duration::from_secs(10), || async {
+            admin
+                .store
+                .get_group(group)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|g| g.address_list.len() == n)
+        })
+        .await;
+}
 
 backends!(app: a_bounded_serial_queue_refuses_the_trigger_beyond_it, |admin| {
     let group = admin.db_group("bounded").await;
@@ -19,17 +35,7 @@ backends!(app: a_bounded_serial_queue_refuses_the_trigger_beyond_it, |admin| {
             j.max_queued = 2;
         })
         .await;
-    admin
-        .wait_until("the executor is listed", Duration::from_secs(10), || async {
-            admin
-                .store
-                .get_group(group)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|g| !g.address_list.is_empty())
-        })
-        .await;
+    wait_listed(admin, group, 1).await;
 
     // one runs, two wait behind it, the fourth finds the queue full
     let mut log_ids = Vec::new();
@@ -60,4 +66,52 @@ backends!(app: a_bounded_serial_queue_refuses_the_trigger_beyond_it, |admin| {
         "SERIAL: {runs:?}"
     );
     worker.stop().await;
+});
+
+backends!(app: a_job_that_requires_a_label_runs_only_where_it_is, |admin| {
+    let group = admin.db_group("labelled").await;
+    let gpu = Worker::start_labelled(admin, "labelled", &["train"], &[("gpu", "true")]).await;
+    let plain = Worker::start(admin, "labelled", &["train"]).await;
+    let job = admin
+        .db_job(group, |j| {
+            j.executor_handler = "train".into();
+            j.executor_route_strategy = RouteStrategy::Round;
+            j.executor_selector = "gpu=true".into();
+        })
+        .await;
+    wait_listed(admin, group, 2).await;
+
+    // ROUND over the group's two executors, but only the labelled one matches
+    let mut log_ids = Vec::new();
+    for _ in 0..6 {
+        log_ids.extend(admin.manual(job).await);
+    }
+    admin
+        .wait_until("six runs end", Duration::from_secs(20), || async {
+            let rows = admin.logs_of(job).await;
+            rows.len() == 6 && rows.iter().all(|r| r.handle_code == 200)
+        })
+        .await;
+    assert_eq!(gpu.runs_of("train").len(), 6);
+    assert!(plain.runs_of("train").is_empty());
+
+    // with the labelled executor gone, the run fails at once and says why
+    gpu.stop().await;
+    admin
+        .wait_until("the labelled executor is gone", Duration::from_secs(10), || async {
+            admin
+                .store
+                .find_live_registry_for("labelled", 0)
+                .await
+                .is_ok_and(|l| l.len() == 1)
+        })
+        .await;
+    let failed = admin.manual(job).await;
+    let rows = admin.logs_of(job).await;
+    let row = rows.iter().find(|r| r.id == failed[0]).expect("its row");
+    assert_eq!(row.trigger_code, 500, "{row:?}");
+    let msg = row.trigger_msg.clone().unwrap_or_default();
+    assert!(msg.contains("no executor with gpu=true online"), "{msg}");
+    assert!(plain.runs_of("train").is_empty());
+    plain.stop().await;
 });

@@ -3,6 +3,8 @@
 //! through the callback path, whether the executor is still registered or not; young runs and
 //! runs their executor confirms as still running are left alone.
 
+use jobwheel::model::BeatReport;
+
 use std::time::Duration;
 
 use crate::engine_support::*;
@@ -56,7 +58,7 @@ async fn lost_results_are_marked_failed(backend: Backend) {
         "http://127.0.0.1:2/",
         "v2",
         now,
-        None,
+        &BeatReport::default(),
     )
     .await
     .unwrap();
@@ -73,7 +75,7 @@ async fn lost_results_are_marked_failed(backend: Backend) {
         &registered_busy.address,
         "v2",
         now,
-        None,
+        &BeatReport::default(),
     )
     .await
     .unwrap();

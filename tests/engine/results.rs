@@ -1,6 +1,8 @@
 //! What comes back: results stored once, child jobs after their parent, the executor-facing
 //! API's checks, registrations, and two admins firing each time once.
 
+use jobwheel::model::BeatReport;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -162,11 +164,11 @@ backends!(app: registry_monitor_drops_dead_executors_and_sorts_auto_lists, |admi
             .unwrap();
         let now = now_ms();
         store
-            .upsert_registry("EXECUTOR", "monitored", "http://c:1/", "v2", now, None)
+            .upsert_registry("EXECUTOR", "monitored", "http://c:1/", "v2", now, &BeatReport::default())
             .await
             .unwrap();
         store
-            .upsert_registry("EXECUTOR", "monitored", "http://b:1/", "v2", now, None)
+            .upsert_registry("EXECUTOR", "monitored", "http://b:1/", "v2", now, &BeatReport::default())
             .await
             .unwrap();
         store
@@ -175,11 +177,11 @@ backends!(app: registry_monitor_drops_dead_executors_and_sorts_auto_lists, |admi
                 "monitored",
                 "http://dead:1/",
                 "v2",
-                now - 91_000, None)
+                now - 91_000, &BeatReport::default())
             .await
             .unwrap();
         store
-            .upsert_registry("EXECUTOR", "handmade", "http://x:1/", "v2", now, None)
+            .upsert_registry("EXECUTOR", "handmade", "http://x:1/", "v2", now, &BeatReport::default())
             .await
             .unwrap();
         admin

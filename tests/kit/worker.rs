@@ -63,8 +63,29 @@ impl Worker {
         Self::start_for(&[admin.base.as_str()], &admin.token, app, handlers).await
     }
 
+    /// Starts an executor of `app` reporting to `admin` that registers with `labels`.
+    pub async fn start_labelled(
+        admin: &TestApp,
+        app: &str,
+        handlers: &[&str],
+        labels: &[(&str, &str)],
+    ) -> Worker {
+        let admins = [admin.base.as_str()];
+        Self::start_with(&admins, &admin.token, app, handlers, labels).await
+    }
+
     /// Starts an executor of `app` reporting to `admins` with `token`.
     pub async fn start_for(admins: &[&str], token: &str, app: &str, handlers: &[&str]) -> Worker {
+        Self::start_with(admins, token, app, handlers, &[]).await
+    }
+
+    async fn start_with(
+        admins: &[&str],
+        token: &str,
+        app: &str,
+        handlers: &[&str],
+        labels: &[(&str, &str)],
+    ) -> Worker {
         let runs: Arc<Mutex<Vec<Ran>>> = Arc::default();
         let plans: Arc<Mutex<HashMap<String, Plan>>> = Arc::default();
         let logs = tempfile::tempdir().expect("a folder for run logs");
@@ -76,7 +97,8 @@ impl Worker {
             .port(0)
             .log_path(logs.path())
             .callback_batching(100, Duration::from_millis(2))
-            .callback_retry_interval(Duration::from_secs(2));
+            .callback_retry_interval(Duration::from_secs(2))
+            .labels(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         for name in handlers {
             let (runs, plans, name) = (runs.clone(), plans.clone(), name.to_string());
             builder = builder.handler(name.clone(), move |ctx: JobContext| {

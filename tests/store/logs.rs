@@ -1,5 +1,7 @@
 //! Run rows (`job_log`) read, filtered, claimed by the monitors and cleared; daily counts.
 
+use jobwheel::model::BeatReport;
+
 use jobwheel::model::{alarm_status, LogReport, NewRunRow, TriggerOutcome, TriggerType};
 use jobwheel::store::{LogFilter, LogStatus};
 
@@ -345,7 +347,7 @@ backends!(db: lost_result_candidates_are_old_open_runs, |db| {
     let g = new_group(s, "lost").await;
     let j = s.insert_job(&job(g, "j")).await.unwrap();
     // a registration does not exclude a run: the monitor asks the executor
-    s.upsert_registry("EXECUTOR", "lost", "http://alive/", "v2", 1_000, None)
+    s.upsert_registry("EXECUTOR", "lost", "http://alive/", "v2", 1_000, &BeatReport::default())
         .await
         .unwrap();
     let on_alive = s.insert_log(&cron_log(g, j, 1_000)).await.unwrap();

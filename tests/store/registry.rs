@@ -1,18 +1,20 @@
 //! Executor registrations (`job_registry`).
 
+use jobwheel::model::BeatReport;
+
 backends!(db: registry_upserts_and_expires, |db| {
     let s = &db.store;
-    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v2", 1_000, None)
+    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v2", 1_000, &BeatReport::default())
         .await
         .unwrap();
-    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, None)
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, &BeatReport::default())
         .await
         .unwrap();
-    s.upsert_registry("EXECUTOR", "other", "http://c:1/", "v2", 1_000, None)
+    s.upsert_registry("EXECUTOR", "other", "http://c:1/", "v2", 1_000, &BeatReport::default())
         .await
         .unwrap();
     // a heartbeat refreshes the row instead of adding one
-    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v3.5", 5_000, None)
+    s.upsert_registry("EXECUTOR", "app", "http://b:1/", "v3.5", 5_000, &BeatReport::default())
         .await
         .unwrap();
     let live = s.find_live_registry(0).await.unwrap();
@@ -64,7 +66,7 @@ backends!(db: registry_upserts_and_expires, |db| {
         .unwrap());
 });
 
-backends!(db: a_beat_keeps_its_load_and_the_next_beat_replaces_it, |db| {
+backends!(db: a_beat_keeps_its_load_and_labels_and_the_next_beat_replaces_them, |db| {
     use jobwheel::protocol::{ExecutorLoad, JobLoad};
     let s = &db.store;
     let load = ExecutorLoad {
@@ -77,13 +79,19 @@ backends!(db: a_beat_keeps_its_load_and_the_next_beat_replaces_it, |db| {
             oldest_queued_ms: 1_500,
         }],
     };
-    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, Some(&load))
+    let labels = jobwheel::protocol::Labels::from([("gpu".to_string(), "true".to_string())]);
+    let report = BeatReport {
+        load: Some(load.clone()),
+        labels: labels.clone(),
+    };
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, &report)
         .await
         .unwrap();
     let live = s.find_live_registry(0).await.unwrap();
     assert_eq!(live[0].load.as_ref(), Some(&load));
+    assert_eq!(live[0].labels, labels);
     // a Java executor's beat (no load) clears what an earlier beat reported
-    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 2_000, None)
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 2_000, &BeatReport::default())
         .await
         .unwrap();
     let live = s.find_live_registry_for("app", 0).await.unwrap();

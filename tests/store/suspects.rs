@@ -1,11 +1,13 @@
 //! Executors routing leaves out (`executor_suspect`).
 
+use jobwheel::model::BeatReport;
+
 backends!(db: suspects_are_marked_once_listed_with_their_beat_and_cleared, |db| {
     let s = &db.store;
-    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, None)
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, &BeatReport::default())
         .await
         .unwrap();
-    s.upsert_registry("EXECUTOR", "other", "http://a:1/", "v2", 3_000, None)
+    s.upsert_registry("EXECUTOR", "other", "http://a:1/", "v2", 3_000, &BeatReport::default())
         .await
         .unwrap();
     assert!(s.list_suspects().await.unwrap().is_empty());

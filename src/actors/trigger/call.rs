@@ -159,6 +159,10 @@ pub(super) async fn process(
             "{ADDRESS_EMPTY_MSG}: {} is not an executor of this job's group (registered or listed)",
             p.targets.refused.join(", ")
         ))
+    } else if let (true, Some(selector)) = (addresses.is_empty(), &p.targets.selector) {
+        Err(format!(
+            "{ADDRESS_EMPTY_MSG}: no executor with {selector} online"
+        ))
     } else if addresses.is_empty() {
         Err(ADDRESS_EMPTY_MSG.to_string())
     } else if broadcast {

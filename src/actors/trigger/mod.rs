@@ -26,10 +26,10 @@ use crate::model::{
     address_key, executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewRunRow,
     Registration, RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
 };
-use crate::protocol::{AdminProtocol, TriggerParam, FAIL_CODE, SUCCESS_CODE};
+use crate::protocol::{AdminProtocol, Labels, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{
-    probe_in_order, shard_address, ProbeKind, RouteDecision, Router, Suspects, ADDRESS_EMPTY_MSG,
-    ROUTE_FAIL_MSG,
+    probe_in_order, shard_address, ProbeKind, RouteDecision, Router, Selector, Suspects,
+    ADDRESS_EMPTY_MSG, ROUTE_FAIL_MSG,
 };
 use crate::store::{ActorStore, ClaimKey, Store};
 
@@ -136,6 +136,9 @@ struct Targets {
     registry_type: &'static str,
     /// Addresses asked for that the group does not have, left out (see [`chosen_targets`]).
     refused: Vec<String>,
+    /// The job's executor selector when it chose these addresses (see [`selected_targets`]):
+    /// named when none is left.
+    selector: Option<String>,
 }
 
 impl Targets {

@@ -123,6 +123,15 @@ pub(super) async fn prepare_in_db(
             }
             None => own,
         };
+        let targets = match job.executor_selector.as_str() {
+            "" => targets,
+            selector => Arc::new(selected_targets(
+                &targets,
+                selector,
+                group.as_deref(),
+                &live,
+            )),
+        };
         let fail_retry_count = msg
             .fail_retry_count
             .filter(|c| *c >= 0)
@@ -240,6 +249,7 @@ pub(super) fn targets_of(
             protocols: Vec::new(),
             registry_type: "Automatic registration",
             refused: Vec::new(),
+            selector: None,
         };
     };
     let empty = Vec::new();
@@ -267,6 +277,7 @@ pub(super) fn targets_of(
             AddressType::Manual => "Manual entry",
         },
         refused: Vec::new(),
+        selector: None,
     }
 }
 
@@ -293,6 +304,7 @@ pub(super) fn chosen_targets(list: &[String], group: Option<&JobGroup>, own: &Ta
         protocols: Vec::new(),
         registry_type: "Manual entry",
         refused: Vec::new(),
+        selector: None,
     };
     for asked in list {
         match known.get(&address_key(asked)) {
@@ -305,6 +317,54 @@ pub(super) fn chosen_targets(list: &[String], group: Option<&JobGroup>, own: &Ta
         }
     }
     chosen
+}
+
+/// The executors of `targets` whose labels (as their latest beat reported them) match the job's
+/// `selector`, in the same order; an address with no live registration has no labels.
+pub(super) fn selected_targets(
+    targets: &Targets,
+    selector: &str,
+    group: Option<&JobGroup>,
+    live: &HashMap<String, Arc<Vec<Registration>>>,
+) -> Targets {
+    let chosen = |addresses, protocols, selector| Targets {
+        addresses,
+        protocols,
+        registry_type: targets.registry_type,
+        refused: targets.refused.clone(),
+        selector: Some(selector),
+    };
+    // a selector is checked when saved: one that no longer parses selects nothing, and says so
+    let parsed = match Selector::parse(selector) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            log::warn!("executor selector '{selector}' unreadable ({why}): no executor matches");
+            return chosen(
+                Vec::new(),
+                Vec::new(),
+                format!("{selector} (unreadable: {why})"),
+            );
+        }
+    };
+    let none = Labels::new();
+    let registrations = group
+        .and_then(|g| live.get(&g.app_name))
+        .map(|l| l.as_slice())
+        .unwrap_or_default();
+    let labels_of = |address: &str| {
+        registrations
+            .iter()
+            .find(|r| r.registry_value == address)
+            .map_or(&none, |r| &r.labels)
+    };
+    let (addresses, protocols) = targets
+        .addresses
+        .iter()
+        .zip(&targets.protocols)
+        .filter(|(a, _)| parsed.matches(labels_of(a)))
+        .map(|(a, p)| (a.clone(), *p))
+        .unzip();
+    chosen(addresses, protocols, selector.to_string())
 }
 
 /// `"i/n"` → (i, n), when well-formed.

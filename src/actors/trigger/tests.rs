@@ -11,6 +11,7 @@ fn a_trigger_may_name_only_the_groups_executors() {
         protocols: vec![AdminProtocol::V35],
         registry_type: "Automatic registration",
         refused: Vec::new(),
+        selector: None,
     };
     let mut group = JobGroup {
         id: 1,
@@ -53,6 +54,65 @@ fn a_trigger_may_name_only_the_groups_executors() {
 }
 
 #[test]
+fn a_selector_keeps_the_executors_whose_labels_match() {
+    let address = |i: u8| format!("http://10.0.0.{i}:9999/");
+    let targets = Targets {
+        addresses: (1..=3).map(address).collect(),
+        protocols: vec![AdminProtocol::V2, AdminProtocol::V35, AdminProtocol::V2],
+        registry_type: "Automatic registration",
+        refused: Vec::new(),
+        selector: None,
+    };
+    let group = JobGroup {
+        id: 1,
+        app_name: "app".into(),
+        title: "app".into(),
+        address_type: AddressType::Auto,
+        address_list: Vec::new(),
+        access_token: None,
+        update_time: 0,
+    };
+    let registration = |i: u8, labels: &[(&str, &str)]| Registration {
+        id: i as i64,
+        registry_group: "EXECUTOR".into(),
+        registry_key: "app".into(),
+        registry_value: address(i),
+        protocol: "v2".into(),
+        update_time: 0,
+        load: None,
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    // the third executor is a Java one: no labels
+    let live = HashMap::from([(
+        "app".to_string(),
+        Arc::new(vec![
+            registration(1, &[("gpu", "true")]),
+            registration(2, &[("gpu", "true"), ("region", "eu")]),
+            registration(3, &[]),
+        ]),
+    )]);
+    let chosen = selected_targets(&targets, "gpu=true", Some(&group), &live);
+    assert_eq!(chosen.addresses, [address(1), address(2)]);
+    assert_eq!(chosen.protocols, [AdminProtocol::V2, AdminProtocol::V35]);
+    assert_eq!(chosen.selector.as_deref(), Some("gpu=true"));
+    let chosen = selected_targets(&targets, "region in (eu,us)", Some(&group), &live);
+    assert_eq!(chosen.addresses, [address(2)]);
+    let chosen = selected_targets(&targets, "gpu!=true", Some(&group), &live);
+    assert_eq!(chosen.addresses, [address(3)]);
+    let chosen = selected_targets(&targets, "tpu exists", Some(&group), &live);
+    assert!(chosen.addresses.is_empty());
+    // a manual group's listed addresses have no registration, so no labels
+    let chosen = selected_targets(&targets, "gpu=true", None, &live);
+    assert!(chosen.addresses.is_empty());
+    let chosen = selected_targets(&targets, "gpu", Some(&group), &live);
+    assert!(chosen.addresses.is_empty());
+    assert!(chosen.selector.is_some_and(|s| s.contains("unreadable")));
+}
+
+#[test]
 fn long_address_lists_are_summed_up_in_messages() {
     let many: Vec<String> = (0..25).map(|i| format!("http://h{i}/")).collect();
     let shown = AddressSummary(&many).to_string();
@@ -87,6 +147,7 @@ fn fire(route: RouteStrategy, addresses: &[&str], shards: usize) -> PreparedTrig
             protocols: Vec::new(),
             registry_type: "Automatic registration",
             refused: Vec::new(),
+            selector: None,
         }),
         param: String::new(),
         trigger_time: 0,

@@ -34,6 +34,9 @@ struct Online {
     /// What it ran and held queued at its latest beat (`updateTime`); `null` for executors
     /// that do not report it (Java's xxl-job-core).
     load: Option<Load>,
+    /// Its labels, which jobs' `executorSelector` choose by; `{}` for executors without any.
+    #[schema(value_type = std::collections::BTreeMap<String, String>)]
+    labels: crate::protocol::Labels,
 }
 
 /// An executor's load as its latest beat reported it.
@@ -145,6 +148,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
                 protocol: r.protocol,
                 update_time: r.update_time,
                 load: r.load.map(Load::from),
+                labels: r.labels,
             }
         })
         .collect();

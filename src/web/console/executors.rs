@@ -31,6 +31,8 @@ struct Online {
     suspect: Option<SuspectMark>,
     /// What it ran and held queued at that beat, when it reports it.
     load: Option<ExecutorLoad>,
+    /// Its labels as `key=value`.
+    labels: Vec<String>,
 }
 
 /// An address of a manual group's list.
@@ -89,6 +91,7 @@ pub(super) async fn list(
                 beat_utc: utc_text(r.update_time),
                 suspect: suspect(&r.registry_value),
                 load: r.load.clone(),
+                labels: r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             })
             .collect();
         let listed = group

@@ -146,6 +146,8 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ("edit_workflow", "Edit workflow", "编辑工作流"),
     ("execution", "Execution", "任务配置"),
     ("executor", "Executor", "执行器地址"),
+    ("executor_selector", "Executor selector", "执行器选择器"),
+    ("executor_selector_hint", "Runs only on executors whose labels match, e.g. gpu=true, zone!=a, region in (eu,us), ssd exists. Empty: any executor of the group.", "仅在标签匹配的执行器上运行，例如 gpu=true、zone!=a、region in (eu,us)、ssd exists。留空：执行器组内任一执行器。"),
     ("executors", "Executors", "执行器管理"),
     ("executors_online", "Executors online", "在线执行器"),
     ("expires", "Expires", "过期时间"),

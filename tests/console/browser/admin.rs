@@ -39,7 +39,8 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     let job = app.job(group, "nightly export").await;
     let beat = json!({"registryGroup": "EXECUTOR", "registryKey": "order-service",
         "registryValue": executor.address, "load": {"running": 4, "queued": 16, "limit": 4,
-        "jobs": [{"jobId": job, "queued": 3, "oldestQueuedMs": 42_000}]}});
+        "jobs": [{"jobId": job, "queued": 3, "oldestQueuedMs": 42_000}]},
+        "labels": {"gpu": "true", "region": "eu"}});
     let res = app
         .executor_post("/api/registry", beat, Some(&app.token))
         .await;
@@ -48,6 +49,7 @@ async fn an_administrator_manages_executors_users_and_tokens() {
         c.goto(&format!("{}/executors", app.base)).await.unwrap();
         select(b, "#lang", lang).await;
         b.wait_text("#groups td.online .load", queued).await;
+        b.wait_text("#groups td.online .labels", "region=eu").await;
         for width in [1400, 390] {
             set_width(b, width).await;
             full_shot(b, width, &format!("executors-load-{lang}-{width}")).await;

@@ -86,6 +86,9 @@ pub(super) struct JobView {
     /// Under SERIAL_EXECUTION, the most triggers waiting behind the running one on an
     /// executor (jobwheel executors; Java ones ignore it); 0 = unbounded.
     max_queued: i32,
+    /// The executors it runs on, by label, in canonical form (`gpu=true, region in (eu,us)`);
+    /// empty for any executor of the group.
+    executor_selector: String,
 }
 
 impl From<JobInfo> for JobView {
@@ -120,6 +123,7 @@ impl From<JobInfo> for JobView {
             trigger_next_time: (j.trigger_next_time != AWAITING_COMPLETION)
                 .then_some(j.trigger_next_time),
             max_queued: j.max_queued,
+            executor_selector: j.executor_selector,
         }
     }
 }
@@ -154,6 +158,13 @@ pub(super) struct JobBody {
     /// executor, 0 to 100000; a trigger beyond is refused with "queue full: N waiting".
     /// 0 (the default) = unbounded.
     max_queued: Option<i32>,
+    /// The executors it may run on, by their labels: every routing strategy chooses among the
+    /// matching ones only, and with none online the run fails at once. A string of
+    /// comma-separated terms (`gpu=true`, `zone!=a`, `region in (eu,us)`, `ssd exists`), or an
+    /// object of required values (`{"gpu": "true"}`); "" for any executor. Executors
+    /// without labels (Java's) match no required label.
+    #[schema(value_type = Option<String>)]
+    executor_selector: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -4,6 +4,7 @@
 use super::*;
 
 use crate::model::{BlockStrategy, MAX_QUEUED_LIMIT};
+use crate::routing::Selector;
 use crate::web::api::checks::{check_alarm_fields, check_webhook_target};
 pub(super) use crate::web::api::checks::{max_chars, parse_enum};
 
@@ -66,6 +67,9 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
     if let Some(v) = body.glue_remark {
         job.glue_remark = v.trim().to_string();
     }
+    if let Some(v) = body.executor_selector {
+        job.executor_selector = selector_text(v)?;
+    }
     if let Some(v) = body.max_queued {
         job.max_queued = v;
     }
@@ -74,6 +78,34 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.child_job_ids = v.into_iter().filter(|id| seen.insert(*id)).collect();
     }
     Ok(())
+}
+
+/// `executorSelector` as given (text, an object of required values, or null) → its canonical
+/// text, or a 400 naming the field and what is wrong.
+fn selector_text(value: serde_json::Value) -> ApiResult<String> {
+    use serde_json::Value;
+    let bad = |why: String| ApiError::field("executorSelector", format!("executorSelector: {why}"));
+    let selector = match value {
+        Value::Null => Selector::default(),
+        Value::String(text) => Selector::parse(&text).map_err(bad)?,
+        Value::Object(pairs) => {
+            let mut labels = crate::protocol::Labels::new();
+            for (key, value) in pairs {
+                let Value::String(value) = value else {
+                    return Err(bad(format!("the value of '{key}' must be a string")));
+                };
+                labels.insert(key, value);
+            }
+            Selector::from_pairs(&labels).map_err(bad)?
+        }
+        _ => {
+            return Err(bad(
+                "expected text such as \"gpu=true, region in (eu,us)\" or an object such as {\"gpu\": \"true\"}"
+                    .to_string(),
+            ))
+        }
+    };
+    Ok(selector.to_string())
 }
 
 pub(super) use crate::model::EXECUTOR_PARAM_MAX;
