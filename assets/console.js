@@ -172,7 +172,8 @@ async function callButton(button) {
   if (button.dataset.confirm && !confirm(button.dataset.confirm + "?")) return;
   button.disabled = true;
   try {
-    await api(button.dataset.method || "POST", button.dataset.call);
+    const body = button.dataset.body ? JSON.parse(button.dataset.body) : undefined;
+    await api(button.dataset.method || "POST", button.dataset.call, body);
     location.reload();
   } catch (err) {
     alert(err.error || "request failed");

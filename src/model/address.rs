@@ -59,6 +59,20 @@ pub struct ExecutorSuspect {
     pub last_beat: Option<i64>,
 }
 
+/// An executor address cordoned for a drain: it gets no new runs, its running ones finish (a row
+/// of `executor_cordon`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutorCordon {
+    /// The address as the administrator gave it.
+    pub address: String,
+    /// Since when, epoch ms.
+    pub since: i64,
+    /// Why, as given ("" when none).
+    pub reason: String,
+    /// Who cordoned it (a username).
+    pub by_user: String,
+}
+
 /// Longest reason kept with a suspect executor (the column's size on MySQL).
 pub const SUSPECT_REASON_MAX: usize = 512;
 

@@ -21,6 +21,7 @@ use sqlx::ConnectOptions as _;
 mod audit;
 mod availability;
 mod claims;
+mod cordons;
 mod dialect;
 mod glue;
 mod groups;

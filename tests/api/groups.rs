@@ -1,5 +1,6 @@
 //! REST API v1 groups: CRUD, validation, 409s, live addresses of AUTO groups.
 
+use actix_web::http::Method;
 use serde_json::{json, Value};
 
 backends!(app: group_crud_and_validation, |app| {
@@ -191,4 +192,61 @@ backends!(app: an_executors_load_shows_in_the_registry_and_the_console, |app| {
         .find(|e| e["address"] == "http://127.0.0.1:9/").cloned().expect("listed");
     assert_eq!(again["load"], Value::Null);
     assert!(!api.page(&format!("/jobs/{job}")).await.html.contains(r#"id="job-queues""#));
+});
+
+backends!(app: administrators_cordon_and_uncordon_executors, |app| {
+    let api = &app.api;
+    let group = app.group("drained-app").await;
+    api.set_executor_token(Some(&app.token));
+    api.register_executor("drained-app", "http://127.0.0.1:9/").await;
+
+    let res = api
+        .cordon(json!({"address": "http://127.0.0.1:9", "reason": "kernel upgrade"}))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    assert_eq!(
+        (&res.body["address"], &res.body["reason"], &res.body["byUser"]),
+        (&json!("http://127.0.0.1:9"), &json!("kernel upgrade"), &json!("admin"))
+    );
+    // the same executor spelled otherwise: the first cordon stands
+    let again = api.cordon(json!({"address": "HTTP://127.0.0.1:9/"})).await;
+    assert_eq!((again.status, &again.body["reason"]), (200, &json!("kernel upgrade")));
+    assert_eq!(api.cordons().await.body.as_array().map(Vec::len), Some(1));
+    let online = api.registry().await;
+    assert!(online.body[0]["cordonedSince"].as_i64().is_some(), "{}", online.body);
+    let page = api.page("/executors").await;
+    assert!(page.html.contains("draining since"), "{}", page.html);
+
+    // bad input names the field
+    for (body, field) in [
+        (json!({"address": "ftp://h/"}), "address"),
+        (json!({"address": ""}), "address"),
+        (json!({"address": "http://h/", "reason": "x".repeat(513)}), "reason"),
+        (json!({"address": "http://h/", "why": "x"}), ""),
+    ] {
+        let res = api.cordon(body.clone()).await;
+        assert_eq!(res.status, 400, "{body}: {}", res.body);
+        if !field.is_empty() {
+            assert_eq!(res.field(), field, "{body}: {}", res.body);
+        }
+    }
+
+    // a normal user, even of the group, may neither see nor change cordons
+    let user = app.normal_user("drainer", &[group]).await;
+    assert_eq!(user.cordons().await.status, 403);
+    assert_eq!(user.cordon(json!({"address": "http://127.0.0.1:8/"})).await.status, 403);
+    assert_eq!(user.uncordon("http://127.0.0.1:9").await.status, 403);
+
+    assert_eq!(api.uncordon("http://127.0.0.1:9/").await.status, 204);
+    let res = api.uncordon("http://127.0.0.1:9/").await;
+    assert_eq!((res.status, res.field()), (404, "address".to_string()), "{}", res.body);
+    assert_eq!(api.cordons().await.body, json!([]));
+    let audit = api
+        .call_with(Method::GET, "/api/v1/audit?targetType=executor", None, &[])
+        .await;
+    let actions: Vec<String> = audit.body["items"]
+        .as_array()
+        .map(|items| items.iter().map(|i| i["action"].as_str().unwrap_or("").to_string()).collect())
+        .unwrap_or_default();
+    assert_eq!(actions, ["executor.uncordon", "executor.cordon"], "{}", audit.body);
 });

@@ -186,6 +186,7 @@ backends!(app: manual_trigger_content_kill_and_clear, |app| {
             "suspectReason": null,
             "load": null,
             "labels": {},
+            "cordonedSince": null,
         }])
     );
 });

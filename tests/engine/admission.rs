@@ -11,15 +11,19 @@ use jobwheel::model::{GlueType, RouteStrategy};
 /// Waits until `group` lists `n` registered executors.
 async fn wait_listed(admin: &TestApp, group: i32, n: usize) {
     admin
-        .wait_until("the executors are listed", Duration::from_secs(10), || async {
-            admin
-                .store
-                .get_group(group)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|g| g.address_list.len() == n)
-        })
+        .wait_until(
+            "the executors are listed",
+            Duration::from_secs(10),
+            || async {
+                admin
+                    .store
+                    .get_group(group)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_some_and(|g| g.address_list.len() == n)
+            },
+        )
         .await;
 }
 
@@ -114,4 +118,82 @@ backends!(app: a_job_that_requires_a_label_runs_only_where_it_is, |admin| {
     assert!(msg.contains("no executor with gpu=true online"), "{msg}");
     assert!(plain.runs_of("train").is_empty());
     plain.stop().await;
+});
+
+backends!(app: a_cordoned_executor_gets_no_new_runs_and_finishes_its_own, |admin| {
+    let group = admin.db_group("drain").await;
+    let one = Worker::start(admin, "drain", &["work"]).await;
+    let two = Worker::start(admin, "drain", &["work"]).await;
+    for w in [&one, &two] {
+        w.plan("work", Plan { sleep_ms: 1_500, ..Plan::default() });
+    }
+    let job = admin
+        .db_job(group, |j| {
+            j.executor_handler = "work".into();
+            j.executor_route_strategy = RouteStrategy::Round;
+        })
+        .await;
+    wait_listed(admin, group, 2).await;
+    let address_of = |log_id: i64| async move {
+        let row = admin.store.get_log(log_id).await.unwrap().unwrap();
+        row.executor_address.unwrap_or_default()
+    };
+
+    // a run starts on the executor about to be drained
+    let first = admin.manual(job).await[0];
+    let drained = address_of(first).await;
+    let cordon = jobwheel::model::ExecutorCordon {
+        address: drained.clone(),
+        since: jobwheel::clock::now_ms(),
+        reason: "test drain".into(),
+        by_user: "test".into(),
+    };
+    assert!(admin.store.cordon_executor(&cordon).await.unwrap());
+
+    // every new run goes to the other executor, whatever ROUND would pick
+    let mut later = Vec::new();
+    for _ in 0..4 {
+        later.extend(admin.manual(job).await);
+    }
+    for id in &later {
+        let address = address_of(*id).await;
+        assert!(!address.is_empty() && address != drained, "run {id} went to {address}");
+    }
+    // and the drained one's own run finishes
+    admin
+        .wait_until("every run ends", Duration::from_secs(30), || async {
+            let rows = admin.logs_of(job).await;
+            rows.len() == 5 && rows.iter().all(|r| r.handle_code == 200)
+        })
+        .await;
+    let ran: usize = [&one, &two].iter().map(|w| w.runs_of("work").len()).sum();
+    assert_eq!(ran, 5);
+
+    // with every executor cordoned, a run fails at once and says why
+    let rows = admin.store.find_live_registry_for("drain", 0).await.unwrap();
+    for r in &rows {
+        let cordon = jobwheel::model::ExecutorCordon {
+            address: r.registry_value.clone(),
+            ..cordon.clone()
+        };
+        admin.store.cordon_executor(&cordon).await.unwrap();
+    }
+    let refused = admin.manual(job).await[0];
+    let row = admin.store.get_log(refused).await.unwrap().unwrap();
+    assert_eq!(row.trigger_code, 500, "{row:?}");
+    let msg = row.trigger_msg.unwrap_or_default();
+    assert!(msg.contains("cordoned (draining)"), "{msg}");
+
+    // lifted, the drained executor takes runs again
+    for r in &rows {
+        admin.store.uncordon_executor(&r.registry_value).await.unwrap();
+    }
+    admin.store.cordon_executor(&jobwheel::model::ExecutorCordon {
+        address: rows.iter().find(|r| r.registry_value != drained).unwrap().registry_value.clone(),
+        ..cordon.clone()
+    }).await.unwrap();
+    let back = admin.manual(job).await[0];
+    assert_eq!(address_of(back).await, drained);
+    one.stop().await;
+    two.stop().await;
 });

@@ -383,6 +383,19 @@ impl Api {
     pub async fn registry(&self) -> Resp {
         self.call(Method::GET, "/api/v1/registry", None).await
     }
+    pub async fn cordons(&self) -> Resp {
+        self.call(Method::GET, "/api/v1/registry/cordons", None)
+            .await
+    }
+    pub async fn cordon(&self, body: Value) -> Resp {
+        self.call(Method::POST, "/api/v1/registry/cordons", Some(body))
+            .await
+    }
+    pub async fn uncordon(&self, address: &str) -> Resp {
+        let query = url::form_urlencoded::byte_serialize(address.as_bytes()).collect::<String>();
+        let path = format!("/api/v1/registry/cordons?address={query}");
+        self.call(Method::DELETE, &path, None).await
+    }
     pub async fn registry_suspects(&self) -> Resp {
         self.call(Method::GET, "/api/v1/registry/suspects", None)
             .await

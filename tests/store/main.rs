@@ -7,6 +7,7 @@ mod kit;
 
 mod bootstrap;
 mod claims;
+mod cordons;
 mod groups;
 mod jobs;
 mod log_batch;

@@ -135,7 +135,9 @@ pub(super) async fn process(
             app_name: app_name.clone(),
             protocol: p.targets.protocol_of(a),
         };
-        if let Some(holder) = holder_of(client, addresses, creds_for, resend).await {
+        // those a selector or a cordon leaves out too: one of them may have it
+        let asked = p.targets.all_addresses();
+        if let Some(holder) = holder_of(client, &asked, creds_for, resend).await {
             log::info!(
                 "job {} log {log_id}: executor {holder} has this run already; not sent again",
                 job.id
@@ -158,6 +160,16 @@ pub(super) async fn process(
         Err(format!(
             "{ADDRESS_EMPTY_MSG}: {} is not an executor of this job's group (registered or listed)",
             p.targets.refused.join(", ")
+        ))
+    } else if addresses.is_empty() && !p.targets.cordoned.is_empty() {
+        Err(format!(
+            "{ADDRESS_EMPTY_MSG}: {} cordoned (draining){}",
+            p.targets.cordoned.join(", "),
+            p.targets
+                .selector
+                .as_ref()
+                .map(|s| format!(", and no other executor with {s} online"))
+                .unwrap_or_default()
         ))
     } else if let (true, Some(selector)) = (addresses.is_empty(), &p.targets.selector) {
         Err(format!(

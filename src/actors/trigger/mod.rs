@@ -6,7 +6,7 @@
 //! writer. XXL-JOB does these statements one by one per fire, at the fire time.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use actix::Message;
@@ -139,6 +139,11 @@ struct Targets {
     /// The job's executor selector when it chose these addresses (see [`selected_targets`]):
     /// named when none is left.
     selector: Option<String>,
+    /// Addresses left out because they are cordoned (see [`uncordoned_targets`]).
+    cordoned: Vec<String>,
+    /// Every address a selector or a cordon left out, with its protocol: a resend still asks
+    /// them whether they hold the run, so one is never run twice.
+    left_out: Vec<(String, AdminProtocol)>,
 }
 
 impl Targets {
@@ -147,7 +152,39 @@ impl Targets {
             .iter()
             .position(|a| a == address)
             .and_then(|i| self.protocols.get(i).copied())
+            .or_else(|| {
+                let left_out = self.left_out.iter().find(|(a, _)| a == address);
+                left_out.map(|(_, p)| *p)
+            })
             .unwrap_or(AdminProtocol::V2)
+    }
+
+    /// These targets with only the addresses `keep` holds; the others are left out.
+    fn narrowed(&self, keep: impl Fn(&str) -> bool) -> Targets {
+        let mut out = Targets {
+            addresses: Vec::new(),
+            protocols: Vec::new(),
+            registry_type: self.registry_type,
+            refused: self.refused.clone(),
+            selector: self.selector.clone(),
+            cordoned: self.cordoned.clone(),
+            left_out: self.left_out.clone(),
+        };
+        for (address, protocol) in self.addresses.iter().zip(&self.protocols) {
+            if keep(address) {
+                out.addresses.push(address.clone());
+                out.protocols.push(*protocol);
+            } else {
+                out.left_out.push((address.clone(), *protocol));
+            }
+        }
+        out
+    }
+
+    /// Every address worth asking whether it holds a run: the usable ones and those left out.
+    fn all_addresses(&self) -> Vec<String> {
+        let left_out = self.left_out.iter().map(|(a, _)| a.clone());
+        self.addresses.iter().cloned().chain(left_out).collect()
     }
 }
 

@@ -77,6 +77,13 @@ pub(super) async fn prepare_in_db(
         groups.insert(job.job_group, group);
     }
     let mut group_targets: HashMap<i32, Arc<Targets>> = HashMap::new();
+    // executors being drained: no new run goes to them
+    let cordoned: HashSet<String> = store
+        .list_cordons()
+        .await?
+        .iter()
+        .map(|c| address_key(&c.address))
+        .collect();
 
     let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
     let mut new_logs: Vec<NewRunRow> = Vec::new();
@@ -131,6 +138,11 @@ pub(super) async fn prepare_in_db(
                 group.as_deref(),
                 &live,
             )),
+        };
+        let drained = |a: &String| cordoned.contains(&address_key(a));
+        let targets = match targets.addresses.iter().any(drained) {
+            true => Arc::new(uncordoned_targets(&targets, &cordoned)),
+            false => targets,
         };
         let fail_retry_count = msg
             .fail_retry_count
@@ -250,6 +262,8 @@ pub(super) fn targets_of(
             registry_type: "Automatic registration",
             refused: Vec::new(),
             selector: None,
+            cordoned: Vec::new(),
+            left_out: Vec::new(),
         };
     };
     let empty = Vec::new();
@@ -278,6 +292,8 @@ pub(super) fn targets_of(
         },
         refused: Vec::new(),
         selector: None,
+        cordoned: Vec::new(),
+        left_out: Vec::new(),
     }
 }
 
@@ -305,6 +321,8 @@ pub(super) fn chosen_targets(list: &[String], group: Option<&JobGroup>, own: &Ta
         registry_type: "Manual entry",
         refused: Vec::new(),
         selector: None,
+        cordoned: Vec::new(),
+        left_out: Vec::new(),
     };
     for asked in list {
         match known.get(&address_key(asked)) {
@@ -327,23 +345,12 @@ pub(super) fn selected_targets(
     group: Option<&JobGroup>,
     live: &HashMap<String, Arc<Vec<Registration>>>,
 ) -> Targets {
-    let chosen = |addresses, protocols, selector| Targets {
-        addresses,
-        protocols,
-        registry_type: targets.registry_type,
-        refused: targets.refused.clone(),
-        selector: Some(selector),
-    };
     // a selector is checked when saved: one that no longer parses selects nothing, and says so
-    let parsed = match Selector::parse(selector) {
-        Ok(parsed) => parsed,
+    let (parsed, named) = match Selector::parse(selector) {
+        Ok(parsed) => (Some(parsed), selector.to_string()),
         Err(why) => {
             log::warn!("executor selector '{selector}' unreadable ({why}): no executor matches");
-            return chosen(
-                Vec::new(),
-                Vec::new(),
-                format!("{selector} (unreadable: {why})"),
-            );
+            (None, format!("{selector} (unreadable: {why})"))
         }
     };
     let none = Labels::new();
@@ -357,14 +364,23 @@ pub(super) fn selected_targets(
             .find(|r| r.registry_value == address)
             .map_or(&none, |r| &r.labels)
     };
-    let (addresses, protocols) = targets
+    let mut chosen = targets.narrowed(|a| parsed.as_ref().is_some_and(|s| s.matches(labels_of(a))));
+    chosen.selector = Some(named);
+    chosen
+}
+
+/// The executors of `targets` that are not cordoned (`cordoned` holds the cordons'
+/// [`address_key`]s); those that are are named for the run's message.
+pub(super) fn uncordoned_targets(targets: &Targets, cordoned: &HashSet<String>) -> Targets {
+    let mut chosen = targets.narrowed(|a| !cordoned.contains(&address_key(a)));
+    let left: Vec<String> = targets
         .addresses
         .iter()
-        .zip(&targets.protocols)
-        .filter(|(a, _)| parsed.matches(labels_of(a)))
-        .map(|(a, p)| (a.clone(), *p))
-        .unzip();
-    chosen(addresses, protocols, selector.to_string())
+        .filter(|a| !chosen.addresses.contains(a))
+        .cloned()
+        .collect();
+    chosen.cordoned.extend(left);
+    chosen
 }
 
 /// `"i/n"` → (i, n), when well-formed.

@@ -12,6 +12,8 @@ fn a_trigger_may_name_only_the_groups_executors() {
         registry_type: "Automatic registration",
         refused: Vec::new(),
         selector: None,
+        cordoned: Vec::new(),
+        left_out: Vec::new(),
     };
     let mut group = JobGroup {
         id: 1,
@@ -62,6 +64,8 @@ fn a_selector_keeps_the_executors_whose_labels_match() {
         registry_type: "Automatic registration",
         refused: Vec::new(),
         selector: None,
+        cordoned: Vec::new(),
+        left_out: Vec::new(),
     };
     let group = JobGroup {
         id: 1,
@@ -113,6 +117,28 @@ fn a_selector_keeps_the_executors_whose_labels_match() {
 }
 
 #[test]
+fn cordoned_executors_are_left_out_but_still_asked_about_a_resend() {
+    let targets = Targets {
+        addresses: vec!["http://a:1/".into(), "http://b:1/".into()],
+        protocols: vec![AdminProtocol::V2, AdminProtocol::V35],
+        registry_type: "Automatic registration",
+        refused: Vec::new(),
+        selector: None,
+        cordoned: Vec::new(),
+        left_out: Vec::new(),
+    };
+    // a cordon matches its address however it was spelled
+    let cordoned = HashSet::from([address_key("HTTP://b:1")]);
+    let chosen = uncordoned_targets(&targets, &cordoned);
+    assert_eq!(chosen.addresses, ["http://a:1/"]);
+    assert_eq!(chosen.cordoned, ["http://b:1/"]);
+    assert_eq!(chosen.all_addresses(), ["http://a:1/", "http://b:1/"]);
+    assert_eq!(chosen.protocol_of("http://b:1/"), AdminProtocol::V35);
+    let all = HashSet::from([address_key("http://a:1/"), address_key("http://b:1/")]);
+    assert!(uncordoned_targets(&targets, &all).addresses.is_empty());
+}
+
+#[test]
 fn long_address_lists_are_summed_up_in_messages() {
     let many: Vec<String> = (0..25).map(|i| format!("http://h{i}/")).collect();
     let shown = AddressSummary(&many).to_string();
@@ -148,6 +174,8 @@ fn fire(route: RouteStrategy, addresses: &[&str], shards: usize) -> PreparedTrig
             registry_type: "Automatic registration",
             refused: Vec::new(),
             selector: None,
+            cordoned: Vec::new(),
+            left_out: Vec::new(),
         }),
         param: String::new(),
         trigger_time: 0,

@@ -21,7 +21,8 @@
 //! | `GET /logs/{id}/content?fromLine=1` | the executor's log lines (proxied `/log`) |
 //! | `POST /logs/{id}/kill` | stop a running run (executor `/kill`), recorded as failed |
 //! | `DELETE /logs?jobGroup&jobId&olderThanDays\|keepLast` | `{deleted}` |
-//! | `GET /registry` | executors online: `[{appName, address, protocol, updateTime}]` |
+//! | `GET /registry` | executors online: `[{appName, address, protocol, updateTime, load, labels, cordonedSince}]` |
+//! | `GET/POST /registry/cordons`, `DELETE /registry/cordons?address=` | drains: cordoned executors get no new runs (admins only) |
 //! | `GET /system/access-token` | the executors' access token (admins only) |
 //! | `GET/POST /users`, `GET/PUT/DELETE /users/{id}`, `POST /users/{id}/password` | console users (admins only) |
 //! | `GET/POST /tokens`, `DELETE /tokens/{id}` | API tokens; the secret is in the create answer only |
@@ -51,6 +52,7 @@ use crate::web::AppState;
 pub(crate) mod audit;
 pub mod auth;
 mod checks;
+mod cordons;
 pub mod error;
 mod glue;
 mod groups;
@@ -119,6 +121,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
                     .configure(jobs::routes)
                     .configure(logs::routes)
                     .configure(registry::routes)
+                    .configure(cordons::routes)
                     .configure(reports::routes)
                     .configure(schedule::routes)
                     .configure(system::routes)

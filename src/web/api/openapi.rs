@@ -15,8 +15,8 @@ use utoipa::openapi::{Components, Paths, Required};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    audit, auth, glue, groups, jobs, logs, registry, reports, schedule, system, tokens, users,
-    workflows,
+    audit, auth, cordons, glue, groups, jobs, logs, registry, reports, schedule, system, tokens,
+    users, workflows,
 };
 
 /// Where the API is mounted; the annotations' paths are relative to it.
@@ -63,6 +63,9 @@ pub const PREFIX: &str = "/api/v1";
         logs::kill,
         registry::list,
         registry::suspects,
+        cordons::cordons,
+        cordons::cordon,
+        cordons::uncordon,
         reports::daily,
         schedule::preview,
         system::access_token,

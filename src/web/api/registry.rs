@@ -11,7 +11,7 @@ use super::auth::Principal;
 use super::error::ApiResult;
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::model::ExecutorSuspect;
+use crate::model::{address_key, ExecutorSuspect};
 use crate::protocol::{ExecutorLoad, REGISTRY_GROUP_EXECUTOR};
 use crate::web::AppState;
 
@@ -37,6 +37,8 @@ struct Online {
     /// Its labels, which jobs' `executorSelector` choose by; `{}` for executors without any.
     #[schema(value_type = std::collections::BTreeMap<String, String>)]
     labels: crate::protocol::Labels,
+    /// Since when it is cordoned (epoch ms): it gets no new runs; `null` when not.
+    cordoned_since: Option<i64>,
 }
 
 /// An executor's load as its latest beat reported it.
@@ -117,6 +119,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
         .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     let marks: HashMap<String, ExecutorSuspect> = state.store.suspects_by_address().await?;
+    let cordons = state.store.list_cordons().await?;
     let visible_apps: Option<HashSet<String>> = match principal.group_scope() {
         None => None,
         Some(_) => Some(
@@ -140,6 +143,8 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
         })
         .map(|r| {
             let mark = marks.get(&r.registry_value);
+            let key = address_key(&r.registry_value);
+            let cordon = cordons.iter().find(|c| address_key(&c.address) == key);
             Online {
                 suspect_since: mark.map(|m| m.since),
                 suspect_reason: mark.map(|m| m.reason.clone()),
@@ -148,6 +153,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
                 protocol: r.protocol,
                 update_time: r.update_time,
                 load: r.load.map(Load::from),
+                cordoned_since: cordon.map(|c| c.since),
                 labels: r.labels,
             }
         })

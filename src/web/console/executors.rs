@@ -9,7 +9,7 @@ use super::errors::PageResult;
 use super::{nav, render, save_target, utc_text, Nav};
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
-use crate::model::{AddressType, ExecutorSuspect, JobGroup};
+use crate::model::{address_key, AddressType, ExecutorCordon, ExecutorSuspect, JobGroup};
 use crate::protocol::ExecutorLoad;
 use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiError;
@@ -20,6 +20,35 @@ struct SuspectMark {
     since: i64,
     since_utc: String,
     reason: String,
+}
+
+/// An address's drain: cordoned or not, and the calls that change it.
+struct Drain {
+    /// Since when it is cordoned (epoch ms), and as text.
+    since: Option<(i64, String)>,
+    /// The body of the call that cordons it.
+    cordon_body: String,
+    /// The call that lifts its cordon.
+    uncordon_url: String,
+}
+
+impl Drain {
+    fn of(address: &str, cordons: &[ExecutorCordon]) -> Drain {
+        let key = address_key(address);
+        let since = cordons
+            .iter()
+            .find(|c| address_key(&c.address) == key)
+            .map(|c| (c.since, utc_text(c.since)));
+        let uncordon_url = format!(
+            "/api/v1/registry/cordons?address={}",
+            super::url_encode(address)
+        );
+        Drain {
+            since,
+            cordon_body: serde_json::json!({ "address": address }).to_string(),
+            uncordon_url,
+        }
+    }
 }
 
 /// An executor that beat recently.
@@ -33,12 +62,14 @@ struct Online {
     load: Option<ExecutorLoad>,
     /// Its labels as `key=value`.
     labels: Vec<String>,
+    drain: Drain,
 }
 
 /// An address of a manual group's list.
 struct Listed {
     address: String,
     suspect: Option<SuspectMark>,
+    drain: Drain,
 }
 
 /// A group and who serves it.
@@ -69,6 +100,7 @@ pub(super) async fn list(
         .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     let marks: HashMap<String, ExecutorSuspect> = state.store.suspects_by_address().await?;
+    let cordons = state.store.list_cordons().await?;
     let suspect = |address: &str| {
         marks.get(address).map(|m| SuspectMark {
             since: m.since,
@@ -92,6 +124,7 @@ pub(super) async fn list(
                 suspect: suspect(&r.registry_value),
                 load: r.load.clone(),
                 labels: r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+                drain: Drain::of(&r.registry_value, &cordons),
             })
             .collect();
         let listed = group
@@ -100,6 +133,7 @@ pub(super) async fn list(
             .map(|a| Listed {
                 address: a.clone(),
                 suspect: suspect(a),
+                drain: Drain::of(a, &cordons),
             })
             .collect();
         groups.push(GroupRow {

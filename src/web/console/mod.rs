@@ -173,7 +173,7 @@ async fn require_session(
 }
 
 /// Percent-encodes everything but unreserved characters and `/`.
-fn url_encode(text: &str) -> String {
+pub(super) fn url_encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
         match b {

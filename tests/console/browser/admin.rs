@@ -65,6 +65,23 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     }
     select(b, "#lang", "en").await;
 
+    // drain the executor from its row, then resume it
+    c.goto(&format!("{}/executors", app.base)).await.unwrap();
+    b.click("#groups td.online button[data-call='/api/v1/registry/cordons']")
+        .await;
+    c.accept_alert().await.unwrap();
+    b.wait_text("#groups td.online .cordoned", "draining since")
+        .await;
+    full_shot(b, 1400, "executors-drained").await;
+    assert_eq!(
+        app.api.cordons().await.body[0]["address"],
+        json!(executor.address)
+    );
+    b.click("#groups td.online button[data-method=DELETE]")
+        .await;
+    b.wait_text("#groups td.online", "Drain").await;
+    assert_eq!(app.api.cordons().await.body, json!([]));
+
     // users: a normal user limited to the new group
     b.click("header nav a[href='/users']").await;
     b.wait_path("/users").await;
