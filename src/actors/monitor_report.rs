@@ -117,33 +117,30 @@ pub async fn report_pass(
     if report.sessions_deleted > 0 {
         log::debug!("removed {} expired session(s)", report.sessions_deleted);
     }
-    if retention_due && settings.log_retention_days > 0 {
+    if retention_due {
+        retention(store, settings, now, &mut report).await?;
+    }
+    Ok(report)
+}
+
+/// The retention: rows older than the admin's days, except those of jobs with days of their own;
+/// then each such job's rows by its own days and newest-runs bound.
+async fn retention(
+    store: &Store,
+    settings: &MonitorSettings,
+    now: i64,
+    report: &mut ReportPassReport,
+) -> Result<(), StoreError> {
+    let tz = settings.timezone;
+    let batch = settings.retention_batch.max(1);
+    if settings.log_retention_days > 0 {
         let before = retention_cutoff(tz, now, settings.log_retention_days);
         report.retention_ran = true;
-        while report.batches < MAX_RETENTION_BATCHES {
-            let ids = store
-                .find_log_ids_to_clear(
-                    None,
-                    None,
-                    Some(before),
-                    None,
-                    settings.retention_batch.max(1),
-                )
-                .await?;
-            if ids.is_empty() {
-                break;
-            }
-            let deleted = store.delete_logs(&ids).await?;
-            report.batches += 1;
-            report.logs_deleted += deleted;
-            if deleted == 0 {
-                break; // another admin deleted them first; the next query sees what is left
-            }
-        }
-        if report.logs_deleted > 0 {
+        let deleted =
+            clear_in_batches(store, report, || store.find_log_ids_expired(before, batch)).await?;
+        if deleted > 0 {
             log::info!(
-                "log retention: deleted {} log(s) triggered before {} ({} days)",
-                report.logs_deleted,
+                "log retention: deleted {deleted} log(s) triggered before {} ({} days)",
                 Utc.timestamp_millis_opt(before)
                     .single()
                     .map(|t| t.with_timezone(&tz).to_rfc3339())
@@ -152,7 +149,57 @@ pub async fn report_pass(
             );
         }
     }
-    Ok(report)
+    for (job_id, days, runs) in store.jobs_with_own_retention().await? {
+        report.retention_ran = true;
+        let mut deleted = 0;
+        if let Ok(days @ 1..) = u32::try_from(days) {
+            let before = retention_cutoff(tz, now, days);
+            deleted += clear_in_batches(store, report, || {
+                store.find_log_ids_to_clear(None, Some(job_id), Some(before), None, batch)
+            })
+            .await?;
+        }
+        if runs > 0 {
+            let keep = Some(i64::from(runs));
+            deleted += clear_in_batches(store, report, || {
+                store.find_log_ids_to_clear(None, Some(job_id), None, keep, batch)
+            })
+            .await?;
+        }
+        if deleted > 0 {
+            log::info!(
+                "log retention: deleted {deleted} log(s) of job {job_id} (its own: {days} days, newest {runs} runs)"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Deletes what `find` names, batch after batch, until it names nothing; how many went.
+async fn clear_in_batches<F, Fut>(
+    store: &Store,
+    report: &mut ReportPassReport,
+    find: F,
+) -> Result<u64, StoreError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<i64>, StoreError>>,
+{
+    let mut total = 0;
+    while report.batches < MAX_RETENTION_BATCHES {
+        let ids = find().await?;
+        if ids.is_empty() {
+            break;
+        }
+        let deleted = store.delete_logs(&ids).await?;
+        report.batches += 1;
+        report.logs_deleted += deleted;
+        total += deleted;
+        if deleted == 0 {
+            break; // another admin deleted them first; the next query sees what is left
+        }
+    }
+    Ok(total)
 }
 
 /// True when `last`, the stored count of the day ending at `end`, need not be made again at
@@ -191,12 +238,13 @@ impl LogReportActor {
         LogReportActor { life, ..self }
     }
 
+    /// Whether the retention's cadence has come round: with the admin's setting at 0, jobs may
+    /// still keep less of their own.
     fn retention_due(&self) -> bool {
-        self.settings.log_retention_days > 0
-            && match self.last_retention {
-                None => true,
-                Some(at) => at.elapsed() >= self.settings.retention_every,
-            }
+        match self.last_retention {
+            None => true,
+            Some(at) => at.elapsed() >= self.settings.retention_every,
+        }
     }
 
     fn pass(&mut self, ctx: &mut Context<Self>) {

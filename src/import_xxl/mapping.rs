@@ -177,6 +177,8 @@ pub fn job(j: &XxlJob) -> Result<JobInfo, MappingError> {
         // XXL-JOB has no bound: the import leaves it unbounded
         max_queued: 0,
         executor_selector: String::new(),
+        log_retention_days: 0,
+        log_retention_runs: 0,
     })
 }
 

@@ -97,7 +97,16 @@ pub struct JobInfo {
     /// Which executors of the group it runs on, by their labels (`gpu=true, region in (eu,us)`,
     /// the canonical text of a [`crate::routing::Selector`]); empty for any.
     pub executor_selector: String,
+    /// Days its runs are kept, overriding the admin's `--log-retention-days`; 0 for that setting.
+    pub log_retention_days: i32,
+    /// Newest runs kept (older ones go whatever their age); 0 for no count bound.
+    pub log_retention_runs: i32,
 }
+
+/// The most days or runs a job's own retention may set.
+pub const LOG_RETENTION_DAYS_MAX: i32 = 36_500;
+/// The most runs a job's own retention may keep.
+pub const LOG_RETENTION_RUNS_MAX: i32 = 10_000_000;
 
 /// The highest `maxQueued` a job may set: beyond it a bound protects nothing.
 pub const MAX_QUEUED_LIMIT: i32 = 100_000;
@@ -136,6 +145,8 @@ impl JobInfo {
             owner_id: 0,
             max_queued: 0,
             executor_selector: String::new(),
+            log_retention_days: 0,
+            log_retention_runs: 0,
         }
     }
 }

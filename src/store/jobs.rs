@@ -12,9 +12,9 @@ pub(crate) const JOB_COLUMNS: &str = "id, add_time, job_group, job_desc, update_
     alarm_webhook, schedule_type, schedule_conf, timezone, misfire_strategy, executor_route_strategy, \
     executor_handler, executor_param, executor_block_strategy, executor_timeout, executor_fail_retry_count, \
     retry_interval_secs, glue_type, glue_source, glue_remark, glue_updatetime, child_jobid, trigger_status, \
-    trigger_last_time, trigger_next_time, owner_id, max_queued, executor_selector";
+    trigger_last_time, trigger_next_time, owner_id, max_queued, executor_selector, log_retention_days, log_retention_runs";
 
-/// Rows per statement of [`Store::insert_jobs_bulk`] (29 parameters each, well under every
+/// Rows per statement of [`Store::insert_jobs_bulk`] (31 parameters each, well under every
 /// backend's parameter limit).
 const BULK_INSERT_ROWS: usize = 500;
 /// Ids per statement of [`Store::get_jobs`]: bounds the raw rows held at once (see there).
@@ -94,6 +94,8 @@ pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
         owner_id: row.int("owner_id")?,
         max_queued: row.int("max_queued")?,
         executor_selector: row.text("executor_selector")?,
+        log_retention_days: row.int("log_retention_days")?,
+        log_retention_runs: row.int("log_retention_runs")?,
     })
 }
 
@@ -133,6 +135,8 @@ macro_rules! bind_job_fields {
             .bind($job.owner_id)
             .bind($job.max_queued)
             .bind(&$job.executor_selector)
+            .bind($job.log_retention_days)
+            .bind($job.log_retention_runs)
     };
 }
 pub(crate) use bind_job_fields;

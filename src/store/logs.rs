@@ -410,6 +410,32 @@ impl Store {
         on_pool!(self, pool => ids_from_rows(&bind_params!(sqlx::query(&sql), params).fetch_all(pool).await?))
     }
 
+    /// Ids of rows triggered before `before` whose job keeps no days of its own (those a job's
+    /// `log_retention_days` bounds are its own pass's), oldest first.
+    pub async fn find_log_ids_expired(&self, before: i64, limit: i64) -> StoreResult<Vec<i64>> {
+        let sql = self.sql(clear_batch(
+            " WHERE trigger_time < ? AND job_id NOT IN \
+             (SELECT id FROM job_info WHERE log_retention_days > 0)",
+            true,
+        ));
+        on_pool!(self, pool => ids_from_rows(&sqlx::query(&sql).bind(before).bind(limit).fetch_all(pool).await?))
+    }
+
+    /// Jobs with a retention of their own: (job id, days, runs).
+    pub async fn jobs_with_own_retention(&self) -> StoreResult<Vec<(i32, i32, i32)>> {
+        let sql = self.sql(
+            "SELECT id, log_retention_days, log_retention_runs FROM job_info \
+             WHERE log_retention_days > 0 OR log_retention_runs > 0 ORDER BY id",
+        );
+        let rows = on_pool!(self, pool => sqlx::query(&sql)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.int("id")?, r.int("log_retention_days")?, r.int("log_retention_runs")?)))
+            .collect::<Result<Vec<_>, sqlx::Error>>()?);
+        Ok(rows)
+    }
+
     /// Deletes log rows by id (with the full outputs of workflow nodes); returns how many went.
     pub async fn delete_logs(&self, ids: &[i64]) -> StoreResult<u64> {
         if ids.is_empty() {

@@ -117,7 +117,7 @@ impl Store {
              misfire_strategy = ?, executor_route_strategy = ?, executor_handler = ?, executor_param = ?, \
              executor_block_strategy = ?, executor_timeout = ?, executor_fail_retry_count = ?, \
              retry_interval_secs = ?, glue_type = ?, glue_remark = ?, child_jobid = ?, owner_id = ?, max_queued = ?, \
-             executor_selector = ? \
+             executor_selector = ?, log_retention_days = ?, log_retention_runs = ? \
              WHERE id = ?",
         );
         let done = on_pool!(self, pool => sqlx::query(&sql)
@@ -144,6 +144,8 @@ impl Store {
             .bind(job.owner_id)
             .bind(job.max_queued)
             .bind(&job.executor_selector)
+            .bind(job.log_retention_days)
+            .bind(job.log_retention_runs)
             .bind(job.id)
             .execute(pool)
             .await?

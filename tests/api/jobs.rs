@@ -48,7 +48,7 @@ backends!(app: job_crud_and_defaults, |app| {
         "executorHandler": "reportHandler", "executorParam": "a=1",
         "executorBlockStrategy": "DISCARD_LATER", "executorTimeout": 30,
         "executorFailRetryCount": 2, "retryIntervalSecs": 10, "childJobIds": [minimal],
-        "maxQueued": 0,
+        "maxQueued": 0, "logRetentionDays": 90, "logRetentionRuns": 500,
     });
     let res = api.create_job(full.clone()).await;
     assert_eq!(res.status, 201, "{}", res.body);
@@ -75,6 +75,8 @@ backends!(app: job_crud_and_defaults, |app| {
         "retryIntervalSecs",
         "childJobIds",
         "maxQueued",
+        "logRetentionDays",
+        "logRetentionRuns",
     ] {
         assert_eq!(got.body[key], full[key], "{key}");
     }
@@ -225,6 +227,10 @@ backends!(app: job_validation_errors, |app| {
         (with(base_job(g), "executorSelector", json!({"bad key": "x"})), "executorSelector"),
         (with(base_job(g), "executorSelector", json!(["gpu=true"])), "executorSelector"),
         (with(base_job(g), "executorSelector", json!("a=b,".repeat(200))), "executorSelector"),
+        (with(base_job(g), "logRetentionDays", json!(-1)), "logRetentionDays"),
+        (with(base_job(g), "logRetentionDays", json!(36_501)), "logRetentionDays"),
+        (with(base_job(g), "logRetentionRuns", json!(-3)), "logRetentionRuns"),
+        (with(base_job(g), "logRetentionRuns", json!(10_000_001)), "logRetentionRuns"),
         (with(base_job(g), "maxQueued", json!(-1)), "maxQueued"),
         (with(base_job(g), "maxQueued", json!(100_001)), "maxQueued"),
         (with(base_job(g), "maxQueued", json!("two")), "maxQueued"),

@@ -233,6 +233,58 @@ backends!(db: retention_deletes_old_logs_in_batches, |db| {
     assert_eq!(all_log_ids(s).await, kept);
 });
 
+backends!(db: jobs_keep_their_own_retention, |db| {
+    let s = &db.store;
+    let (g, plain) = fixture(s).await;
+    let with = |desc: &str, days: i32, runs: i32| {
+        let mut job = JobInfo::new(g, desc, "h");
+        job.log_retention_days = days;
+        job.log_retention_runs = runs;
+        job
+    };
+    // the admin keeps 30 days; one job its newest 3 runs, one 90 days, one 7 days and 2 runs
+    let last3 = s.insert_job(&with("newest three", 0, 3)).await.unwrap();
+    let long = s.insert_job(&with("ninety days", 90, 0)).await.unwrap();
+    let short = s.insert_job(&with("a week, two runs", 7, 2)).await.unwrap();
+    let today = day_start(Tz::UTC, local_date(Tz::UTC, NOW));
+    let ages = [60, 40, 20, 10, 5, 1]; // days before today
+    let mut rows: Vec<(i32, i64, i64)> = Vec::new();
+    for job in [plain, last3, long, short] {
+        for age in ages {
+            let id = log_at(s, g, job, today - age * DAY + 3_600_000, 200, 200).await;
+            rows.push((job, age, id));
+        }
+    }
+    let report = report_pass(s, &settings("UTC", 30, 4), NOW, true)
+        .await
+        .unwrap();
+    assert!(report.retention_ran);
+    let left = all_log_ids(s).await;
+    let kept_ages = |job: i32| -> Vec<i64> {
+        rows.iter()
+            .filter(|(j, _, id)| *j == job && left.contains(id))
+            .map(|(_, age, _)| *age)
+            .collect()
+    };
+    assert_eq!(kept_ages(plain), [20, 10, 5, 1], "the admin's 30 days");
+    assert_eq!(kept_ages(last3), [10, 5, 1], "its newest 3 (and the 30 days)");
+    assert_eq!(kept_ages(long), [60, 40, 20, 10, 5, 1], "its own 90 days");
+    assert_eq!(kept_ages(short), [5, 1], "its 7 days and newest 2");
+
+    // with the admin keeping everything, a job's own bounds still hold
+    let runs = s.insert_job(&with("two runs", 0, 2)).await.unwrap();
+    for age in ages {
+        log_at(s, g, runs, today - age * DAY, 200, 200).await;
+    }
+    let before = all_log_ids(s).await.len();
+    let report = report_pass(s, &settings("UTC", 0, 100), NOW, true)
+        .await
+        .unwrap();
+    assert!(report.retention_ran);
+    assert_eq!(report.logs_deleted, 4, "only the two-run job's four oldest");
+    assert_eq!(all_log_ids(s).await.len(), before - 4);
+});
+
 backends!(db: expired_sessions_are_removed, |db| {
     let s = &db.store;
     let user = s

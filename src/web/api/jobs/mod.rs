@@ -89,6 +89,10 @@ pub(super) struct JobView {
     /// The executors it runs on, by label, in canonical form (`gpu=true, region in (eu,us)`);
     /// empty for any executor of the group.
     executor_selector: String,
+    /// Days its runs are kept, overriding the admin's setting; 0 for that setting.
+    log_retention_days: i32,
+    /// The newest runs kept, older ones deleted whatever their age; 0 for no count bound.
+    log_retention_runs: i32,
 }
 
 impl From<JobInfo> for JobView {
@@ -124,6 +128,8 @@ impl From<JobInfo> for JobView {
                 .then_some(j.trigger_next_time),
             max_queued: j.max_queued,
             executor_selector: j.executor_selector,
+            log_retention_days: j.log_retention_days,
+            log_retention_runs: j.log_retention_runs,
         }
     }
 }
@@ -165,6 +171,13 @@ pub(super) struct JobBody {
     /// without labels (Java's) match no required label.
     #[schema(value_type = Option<String>)]
     executor_selector: Option<serde_json::Value>,
+    /// Days its runs are kept (0 to 36500), overriding the admin's `--log-retention-days`, longer
+    /// or shorter; 0 (the default) for that setting.
+    log_retention_days: Option<i32>,
+    /// Keep only the newest this many runs (0 to 10000000), older ones deleted at the daily
+    /// retention whatever their age; 0 (the default) for no count bound. With days too, both
+    /// bounds hold.
+    log_retention_runs: Option<i32>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

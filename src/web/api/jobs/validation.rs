@@ -3,7 +3,9 @@
 
 use super::*;
 
-use crate::model::{BlockStrategy, MAX_QUEUED_LIMIT};
+use crate::model::{
+    BlockStrategy, LOG_RETENTION_DAYS_MAX, LOG_RETENTION_RUNS_MAX, MAX_QUEUED_LIMIT,
+};
 use crate::routing::Selector;
 use crate::web::api::checks::{check_alarm_fields, check_webhook_target};
 pub(super) use crate::web::api::checks::{max_chars, parse_enum};
@@ -69,6 +71,12 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
     }
     if let Some(v) = body.executor_selector {
         job.executor_selector = selector_text(v)?;
+    }
+    if let Some(v) = body.log_retention_days {
+        job.log_retention_days = v;
+    }
+    if let Some(v) = body.log_retention_runs {
+        job.log_retention_runs = v;
     }
     if let Some(v) = body.max_queued {
         job.max_queued = v;
@@ -164,6 +172,18 @@ pub(super) fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
         return Err(ApiError::field(
             "retryIntervalSecs",
             "retryIntervalSecs must be 0 or more seconds",
+        ));
+    }
+    if !(0..=LOG_RETENTION_DAYS_MAX).contains(&job.log_retention_days) {
+        return Err(ApiError::field(
+            "logRetentionDays",
+            format!("logRetentionDays must be 0 (the admin's setting) to {LOG_RETENTION_DAYS_MAX}"),
+        ));
+    }
+    if !(0..=LOG_RETENTION_RUNS_MAX).contains(&job.log_retention_runs) {
+        return Err(ApiError::field(
+            "logRetentionRuns",
+            format!("logRetentionRuns must be 0 (no count bound) to {LOG_RETENTION_RUNS_MAX}"),
         ));
     }
     if !(0..=MAX_QUEUED_LIMIT).contains(&job.max_queued) {
