@@ -288,8 +288,26 @@ async fn full_shot(b: &Browser, width: u32, name: &str) {
     set_width(b, width).await;
 }
 
+/// Asserts that the page is no wider than the window (wide tables scroll inside their box).
+async fn assert_fits(b: &Browser, page: &str) {
+    let sizes = b
+        .client
+        .execute(
+            "return [document.documentElement.scrollWidth, window.innerWidth];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (content, window) = (sizes[0].as_i64(), sizes[1].as_i64());
+    assert!(
+        content <= window,
+        "{page} is {content:?} px wide in a {window:?} px window"
+    );
+}
+
 mod admin;
 mod jobs;
+mod responsive;
 mod runs;
 mod session;
 mod workflows;

@@ -61,23 +61,6 @@ async fn assert_accessible(b: &Browser, page: &str) {
     );
 }
 
-/// Asserts that the page is no wider than the window (wide tables scroll inside their box).
-async fn assert_fits(b: &Browser, page: &str) {
-    let sizes = b
-        .client
-        .execute(
-            "return [document.documentElement.scrollWidth, window.innerWidth];",
-            vec![],
-        )
-        .await
-        .unwrap();
-    let (content, window) = (sizes[0].as_i64(), sizes[1].as_i64());
-    assert!(
-        content <= window,
-        "{page} is {content:?} px wide in a {window:?} px window"
-    );
-}
-
 /// Shoots the page that `path` shows at every width, checking it fits each; the page is
 /// reloaded at each width so its script lays it out for that width.
 async fn shoot(b: &Browser, app: &TestApp, path: &str, name: &str, ready: &str) {
