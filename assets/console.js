@@ -112,6 +112,16 @@ async function submitApiForm(form) {
     if (form.id === "token-form") { showSecret(answer); return; }
     if (form.dataset.next) { location.href = safeNext(form.dataset.next); return; }
     if (notice && form.dataset.done) { notice.textContent = form.dataset.done; notice.hidden = false; }
+    // a manual trigger links to the runs it made
+    if (notice && form.id === "trigger-form" && answer && answer.logIds) {
+      for (const id of answer.logIds) {
+        const link = document.createElement("a");
+        link.href = "/runs/" + id;
+        link.className = "new-run";
+        link.textContent = "#" + id;
+        notice.append(" ", link);
+      }
+    }
     if (form.id !== "trigger-form") form.reset();
   } catch (err) {
     showErrors(form, err);
@@ -173,7 +183,12 @@ async function callButton(button) {
   button.disabled = true;
   try {
     const body = button.dataset.body ? JSON.parse(button.dataset.body) : undefined;
-    await api(button.dataset.method || "POST", button.dataset.call, body);
+    const answer = await api(button.dataset.method || "POST", button.dataset.call, body);
+    // "run again" opens the run it made
+    if (button.dataset.openRun !== undefined && answer && answer.logIds && answer.logIds.length) {
+      location.href = "/runs/" + answer.logIds[0];
+      return;
+    }
     location.reload();
   } catch (err) {
     alert(err.error || "request failed");

@@ -120,6 +120,50 @@ backends!(app: run_pages_escape_results_and_respect_groups, |app| {
     assert_eq!(carol.page(&format!("/jobs/{their_job}")).await.status, 403);
 });
 
+backends!(app: a_failed_run_shows_its_cause_in_the_list_and_on_its_page, |app| {
+    let group = app.group("cause-app").await;
+    let job = app.job(group, "cause job").await;
+    // a BEAN job whose handler the (fake) executor does not have
+    let exec = crate::kit::FakeExecutor::start(&app.base, &app.token, crate::kit::Behaviour {
+        run_code: 500,
+        run_msg: Some("job handler [demoJobHandler] not found.".into()),
+        ..crate::kit::Behaviour::default()
+    });
+    exec.register("cause-app").await;
+    let res = app
+        .api
+        .trigger_job(job, Some(serde_json::json!({"executorParam": "day=<b>2026-12-01</b>"})))
+        .await;
+    let refused = res.body["logIds"][0].as_i64().expect("a run");
+    // and one never sent: its group has no executor
+    let empty = app.group("cause-empty").await;
+    let lonely = app.job(empty, "lonely job").await;
+    let res = app.api.trigger_job(lonely, None).await;
+    let unsent = res.body["logIds"][0].as_i64().expect("a run");
+
+    let list = app.api.page("/runs").await;
+    assert!(
+        list.html.contains("The executor refused the run"),
+        "{}",
+        list.html
+    );
+    assert!(list.html.contains("job handler [demoJobHandler] not found."));
+    assert!(list.html.contains("No executor was called"));
+    let page = app.api.page(&format!("/runs/{refused}")).await;
+    assert!(page.html.contains(r#"id="run-cause""#), "{}", page.html);
+    assert!(page.html.contains(&format!("<code>{}</code> (code 500)", exec.address)));
+    assert!(
+        page.html.contains(r#"<code id="run-param">day=&#60;b&#62;2026-12-01&#60;/b&#62;</code>"#),
+        "the parameter, escaped"
+    );
+    assert!(page.html.contains(r#"id="rerun""#) && page.html.contains(r#"id="open-job""#));
+    let page = app.api.page(&format!("/runs/{unsent}")).await;
+    assert!(page.html.contains("registry address is empty"), "{}", page.html);
+    // in Chinese too
+    let zh = app.api.page_in(&format!("/runs/{refused}"), Some("zh-CN")).await;
+    assert!(zh.html.contains("执行器拒绝了运行"), "{}", zh.html);
+});
+
 backends!(app: suspect_executors_are_marked_for_those_who_may_see_them, |app| {
     let mine = app.group("sus-mine").await;
     app.group("sus-theirs").await;

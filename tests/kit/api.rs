@@ -192,10 +192,18 @@ impl Api {
 
     /// `GET` of a console page with the held session cookie.
     pub async fn page(&self, path: &str) -> Page {
+        self.page_in(path, None).await
+    }
+
+    /// A console page as a browser that asks for `lang` (`zh-CN`) would get it.
+    pub async fn page_in(&self, path: &str, lang: Option<&str>) -> Page {
         let url = format!("{}{}", self.base, path);
         let mut req = self.pages.get(&url);
         if let Some(c) = self.cookie.borrow().as_ref() {
             req = req.insert_header(("Cookie", format!("jobwheel_session={c}")));
+        }
+        if let Some(lang) = lang {
+            req = req.insert_header(("Accept-Language", lang));
         }
         let mut res = req.send().await.unwrap_or_else(|e| panic!("{url}: {e}"));
         let header = |name: &str| {

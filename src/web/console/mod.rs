@@ -28,6 +28,7 @@ mod i18n;
 mod job_edit;
 mod jobs;
 mod login;
+mod run_cause;
 mod runs;
 mod users;
 mod workflow_edit;

@@ -8,6 +8,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
+use super::run_cause::{cut, Cause};
 use super::{nav, render, url_encode, utc_text, visible_groups, Nav};
 use crate::model::{JobGroup, RunRow};
 use crate::store::{LogFilter, LogStatus};
@@ -127,7 +128,16 @@ struct RunListItem {
     pill: &'static str,
     state: &'static str,
     handle_msg: String,
+    /// Why it failed, when it did.
+    cause: Option<CauseLine>,
     running: bool,
+}
+
+/// A failure's cause as a list shows it: its sentence's key, the executor, the words.
+struct CauseLine {
+    key: &'static str,
+    address: String,
+    detail: String,
 }
 
 #[derive(Template)]
@@ -141,14 +151,6 @@ struct RunsPage {
     total: String,
     prev_href: Option<String>,
     next_href: Option<String>,
-}
-
-/// A message cut to `max` characters for a table cell.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
-    }
 }
 
 /// `GET /runs?group&job&status&from&to&page`.
@@ -190,7 +192,14 @@ pub(super) async fn list(
         .into_iter()
         .map(|l| {
             let (pill, state) = outcome(&l);
+            let trigger_text = plain_text(l.trigger_msg.as_deref().unwrap_or_default());
+            let cause = Cause::of(&l, &trigger_text).map(|c| CauseLine {
+                key: c.key(),
+                address: c.address().to_string(),
+                detail: c.detail(120),
+            });
             RunListItem {
+                cause,
                 id: l.id,
                 job_id: l.job_id,
                 job: names.get(&l.job_id).cloned().unwrap_or_default(),
@@ -236,6 +245,10 @@ struct RunPage {
     trigger_utc: String,
     handle_utc: String,
     running: bool,
+    /// Why it failed, when it did.
+    cause: Option<Cause>,
+    /// The body of the call that runs the job again with this run's parameter.
+    rerun_body: String,
 }
 
 /// `GET /runs/{id}`: the run, with its log followed by the page's script.
@@ -254,7 +267,14 @@ pub(super) async fn detail(
         .unwrap_or_default();
     let (pill, status) = outcome(&run);
     let trigger_msg = plain_text(run.trigger_msg.as_deref().unwrap_or_default());
+    let cause = Cause::of(&run, &trigger_msg);
+    let rerun_body = serde_json::json!({
+        "executorParam": run.executor_param.clone().unwrap_or_default()
+    })
+    .to_string();
     Ok(render(&RunPage {
+        cause,
+        rerun_body,
         nav: nav(&req, &principal, "runs"),
         job,
         pill,

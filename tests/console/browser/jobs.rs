@@ -123,6 +123,9 @@ async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
     })
     .await;
     assert_eq!(params, Some(vec!["once-param".to_string()]));
+    // the notice links to the run it made
+    let made = text_of(b, "#trigger-form .notice a.new-run").await;
+    let first_run: i64 = made.trim_start_matches('#').parse().expect("a run id");
     // a bad address is refused beside its field
     b.fill("#trigger-form input[name=addressList]", "10.0.0.1:9999")
         .await;
@@ -159,6 +162,26 @@ async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
     .await;
     assert!(gone.is_some(), "the copy was deleted");
     b.wait_path("/jobs").await;
+
+    // that run's page runs it again with its parameter, and opens the new run
+    c.goto(&format!("{}/runs/{first_run}", app.base))
+        .await
+        .unwrap();
+    b.wait_text("#run-param", "once-param").await;
+    b.click("#rerun").await;
+    let again = wait_for(WAIT, || async {
+        let path = b.path().await;
+        (path.starts_with("/runs/") && path != format!("/runs/{first_run}")).then_some(path)
+    })
+    .await;
+    assert!(again.is_some(), "run again opens the new run");
+    b.wait_text("#run-param", "once-param").await;
+    let reran = wait_for(WAIT, || async {
+        let runs = executor.calls_to("run");
+        (runs.len() == 2).then(|| runs[1]["executorParams"].clone())
+    })
+    .await;
+    assert_eq!(reran, Some(json!("once-param")));
 
     // a job that does not exist, or a page of nonsense: an error page, not a crash
     c.goto(&format!("{}/jobs/999999", app.base)).await.unwrap();
