@@ -507,6 +507,9 @@ document.addEventListener("DOMContentLoaded", () => {
     triggerForm.addEventListener("submit", (e) => { e.preventDefault(); submitApiForm(triggerForm); });
   }
   localTimes(document);
+  // times are shown in the browser's zone: the lists that show them say which
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  for (const el of document.querySelectorAll("[data-browser-zone]")) el.textContent = zone;
   for (const sel of document.querySelectorAll("#lang")) {
     sel.addEventListener("change", () => setLang(sel.value));
   }

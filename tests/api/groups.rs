@@ -78,10 +78,15 @@ backends!(app: group_crud_and_validation, |app| {
         .await;
     assert_eq!(res.status, 409, "{}", res.body);
     let other = app.group("other-app").await;
+    // an app name is fixed once its group exists
     let res = api
         .update_group(other, json!({"appName": "billing-app"}))
         .await;
-    assert_eq!(res.status, 409, "{}", res.body);
+    assert_eq!((res.status, res.field()), (400, "appName".to_string()), "{}", res.body);
+    let res = api
+        .update_group(other, json!({"appName": "other-app", "title": "same name"}))
+        .await;
+    assert_eq!(res.status, 200, "the same name is no change: {}", res.body);
 
     // update keeps omitted fields; "" clears the token
     let res = api

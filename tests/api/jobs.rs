@@ -85,6 +85,12 @@ backends!(app: job_crud_and_defaults, |app| {
         "trigger fields are not taken from the body"
     );
 
+    // a job fired only by hand keeps no cron
+    let res = api
+        .update_job(minimal, json!({"scheduleType": "NONE", "scheduleConf": "0 0 3 * * ?"}))
+        .await;
+    assert_eq!((res.status, &res.body["scheduleConf"]), (200, &json!("")), "{}", res.body);
+
     // a SERIAL job's queue bound is kept, and an update that omits it keeps it
     let res = api.update_job(minimal, with(base_job(g), "maxQueued", json!(3))).await;
     assert_eq!((res.status, &res.body["maxQueued"]), (200, &json!(3)), "{}", res.body);

@@ -207,3 +207,66 @@ backends!(app: suspect_executors_are_marked_for_those_who_may_see_them, |app| {
     // anonymous callers learn nothing
     assert_eq!(app.anonymous().registry_suspects().await.status, 401);
 });
+
+#[actix_web::test]
+async fn pages_and_assets_are_compressed_and_versioned_assets_cached_for_a_year() {
+    let Some(app) = crate::kit::TestApp::start(jobwheel::store::Backend::Sqlite).await else {
+        return;
+    };
+    let client = awc::Client::default();
+    let get = |path: String| {
+        client
+            .get(format!("{}{path}", app.base))
+            .insert_header(("Accept-Encoding", "gzip"))
+            .no_decompress()
+    };
+    let mut login = get("/login".into()).send().await.expect("login page");
+    assert_eq!(
+        login
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.as_bytes()),
+        Some(&b"gzip"[..])
+    );
+    let body = login.body().await.expect("body");
+    let plain = app.anonymous().page("/login").await.html;
+    assert!(
+        body.len() < plain.len(),
+        "{} compressed vs {} plain",
+        body.len(),
+        plain.len()
+    );
+    let version = plain
+        .split("console.css?v=")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a versioned stylesheet")
+        .to_string();
+    let css = get(format!("/static/console.css?v={version}"))
+        .send()
+        .await
+        .expect("css");
+    assert_eq!(
+        css.headers().get("content-encoding").map(|v| v.as_bytes()),
+        Some(&b"gzip"[..])
+    );
+    assert_eq!(
+        css.headers()
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("public, max-age=31536000, immutable")
+    );
+    // an old or missing version is checked again each time
+    let stale = get("/static/console.css?v=1".into())
+        .send()
+        .await
+        .expect("css");
+    assert_eq!(
+        stale
+            .headers()
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-cache")
+    );
+    app.finish().await;
+}

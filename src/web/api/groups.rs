@@ -328,7 +328,16 @@ async fn update(
     let mut group = load_group(&state, id, None).await?;
     let live_before = live_addresses(&state).await?;
     let before = view(group.clone(), &live_before);
+    let app_name = group.app_name.clone();
     apply(&mut group, body.into_inner())?;
+    // executors register under the app name and jobs' runs go to whoever does: a new name
+    // would leave both behind
+    if group.app_name != app_name {
+        return Err(ApiError::field(
+            "appName",
+            format!("appName is fixed once the group exists ('{app_name}'): create a new group for another app"),
+        ));
+    }
     group.update_time = now_ms();
     if !state.store.update_group(&group).await? {
         return Err(ApiError::not_found(format!(

@@ -8,7 +8,7 @@
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::middleware::{from_fn, Next};
+use actix_web::middleware::{from_fn, Compress, Next};
 use actix_web::{web, HttpMessage, HttpResponse};
 use askama::Template;
 
@@ -67,6 +67,7 @@ macro_rules! pages {
                 web::resource($path)
                     .wrap(from_fn(require_session))
                     .wrap(from_fn(security_headers))
+                    .wrap(Compress::default())
                     .route(web::get().to($handler)),
             );
         )+
@@ -75,12 +76,17 @@ macro_rules! pages {
 
 /// Mounts the console's pages and assets.
 pub fn mount(cfg: &mut web::ServiceConfig) {
-    cfg.route("/static/{file}", web::get().to(assets::serve))
-        .service(
-            web::resource("/login")
-                .wrap(from_fn(security_headers))
-                .route(web::get().to(login::page)),
-        );
+    cfg.service(
+        web::resource("/static/{file}")
+            .wrap(Compress::default())
+            .route(web::get().to(assets::serve)),
+    )
+    .service(
+        web::resource("/login")
+            .wrap(from_fn(security_headers))
+            .wrap(Compress::default())
+            .route(web::get().to(login::page)),
+    );
     pages!(cfg,
         "/" => dashboard::page,
         "/jobs" => jobs::list,

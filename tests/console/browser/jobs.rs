@@ -59,6 +59,18 @@ async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
     b.click("#job-form button[type=submit]").await;
     b.wait_path("/jobs").await;
     b.wait_text("#jobs tbody", "Quarter-hour sync").await;
+    // the next-fire column names the zone its times are in: the browser's
+    let zone = b
+        .client
+        .execute(
+            "return Intl.DateTimeFormat().resolvedOptions().timeZone;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let zone = zone.as_str().unwrap_or_default().to_string();
+    assert!(!zone.is_empty());
+    assert_eq!(text_of(b, "#jobs thead [data-browser-zone]").await, zone);
     let listed = app.api.list_jobs("").await;
     let job = &listed.body["items"][0];
     let id = job["id"].as_i64().unwrap();

@@ -85,6 +85,10 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         let mut seen = HashSet::new();
         job.child_job_ids = v.into_iter().filter(|id| seen.insert(*id)).collect();
     }
+    // a job fired only by hand keeps no leftover cron from the form
+    if job.schedule_type == ScheduleType::None {
+        job.schedule_conf.clear();
+    }
     Ok(())
 }
 
