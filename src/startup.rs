@@ -422,6 +422,7 @@ impl Admin {
             settings: Arc::new(settings.clone()),
             logins: Arc::new(LoginLimiter::new(settings.login_limit)),
             metrics: actors.metrics.clone(),
+            node_id: actors.node_id.clone(),
         };
         let mounted = executor.clone();
         let server = HttpServer::new(move || {

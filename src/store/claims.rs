@@ -103,6 +103,23 @@ fn marks(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
 
+/// An admin of the cluster as its row stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterNode {
+    /// Its id (a UUID per process).
+    pub id: String,
+    /// The address it serves at.
+    pub address: String,
+    /// When it started, epoch ms.
+    pub started_at: i64,
+    /// Its last beat, epoch ms.
+    pub beat_at: i64,
+    /// It stepped down (a graceful stop under way).
+    pub leaving: bool,
+    /// Fire times it holds claimed, not yet dispatched.
+    pub claims: i64,
+}
+
 impl Store {
     /// Records that admin `node` is alive at `now` (inserted on its first beat).
     pub async fn beat_node(
@@ -135,6 +152,31 @@ impl Store {
             .await?
             .iter()
             .map(|r| Ok(r.text("id")?))
+            .collect())
+    }
+
+    /// Every admin row of the cluster, with the fire times each holds claimed: what an
+    /// operator reads first when fires go missing.
+    pub async fn cluster_nodes(&self) -> StoreResult<Vec<ClusterNode>> {
+        let sql = self.sql(
+            "SELECT n.id, n.address, n.started_at, n.beat_at, n.leaving, \
+             (SELECT COUNT(*) FROM fire_claim c WHERE c.owner = n.id) AS claims \
+             FROM admin_node n ORDER BY n.id",
+        );
+        on_pool!(self, pool => sqlx::query(&sql)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(ClusterNode {
+                    id: r.text("id")?,
+                    address: r.text("address")?,
+                    started_at: r.long("started_at")?,
+                    beat_at: r.long("beat_at")?,
+                    leaving: r.int("leaving")? != 0,
+                    claims: r.long("claims")?,
+                })
+            })
             .collect())
     }
 

@@ -46,7 +46,7 @@ pub mod xxl_source;
 
 pub use audit::AuditFilter;
 pub use availability::Availability;
-pub use claims::{ClaimJob, ClaimKey, OrphanFire, OrphanRun};
+pub use claims::{ClaimJob, ClaimKey, ClusterNode, OrphanFire, OrphanRun};
 pub(crate) use groups::split_addresses;
 pub use groups::GroupToken;
 pub use jobs::JobFilter;

@@ -52,6 +52,8 @@ pub struct AppState {
     pub logins: Arc<login_limit::LoginLimiter>,
     /// What `GET /metrics` serves.
     pub metrics: Arc<AdminMetrics>,
+    /// This admin's id in the cluster.
+    pub node_id: Arc<str>,
 }
 
 /// Mounts every admin route on an actix-web app.

@@ -270,3 +270,30 @@ async fn pages_and_assets_are_compressed_and_versioned_assets_cached_for_a_year(
     );
     app.finish().await;
 }
+
+backends!(app: the_system_page_shows_actors_admins_database_and_executors, |app| {
+    let group = app.group("sys-app").await;
+    app.api.set_executor_token(Some(&app.token));
+    let res = app.api.register_executor("sys-app", "http://127.0.0.1:7/").await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
+    let page = app.api.page("/system").await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    for part in [
+        r#"id="system-actors""#,
+        "data-actor=\"schedule\"",
+        r#"id="system-nodes""#,
+        "this one",
+        r#"id="system-executors""#,
+        "http://127.0.0.1:7/",
+        "answering",
+        app.db_url().split(':').next().unwrap_or_default(),
+    ] {
+        assert!(page.html.contains(part), "{part}: {}", page.html);
+    }
+    let zh = app.api.page_in("/system", Some("zh-CN")).await;
+    assert!(zh.html.contains("集群中的调度中心"));
+    // administrators only
+    let user = app.normal_user("sys-user", &[group]).await;
+    assert_eq!(user.page("/system").await.status, 403);
+    assert!(!user.page("/").await.html.contains(r#"href="/system""#));
+});

@@ -331,3 +331,22 @@ async fn leaving_the_cluster_waits_for_no_other_admins_pass() {
         db.drop_db().await;
     }
 }
+
+backends!(db: the_cluster_lists_each_admin_with_its_claims, |db| {
+    let s = &db.store;
+    s.beat_node("node-b", "http://b:8080", 1_000, 5_000).await.unwrap();
+    s.beat_node("node-a", "http://a:8080", 2_000, 6_000).await.unwrap();
+    s.step_down("node-b").await.unwrap();
+    let nodes = s.cluster_nodes().await.unwrap();
+    let seen: Vec<(&str, &str, i64, i64, bool, i64)> = nodes
+        .iter()
+        .map(|n| (n.id.as_str(), n.address.as_str(), n.started_at, n.beat_at, n.leaving, n.claims))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("node-a", "http://a:8080", 2_000, 6_000, false, 0),
+            ("node-b", "http://b:8080", 1_000, 5_000, true, 0)
+        ]
+    );
+});

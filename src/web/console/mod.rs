@@ -30,6 +30,7 @@ mod jobs;
 mod login;
 mod run_cause;
 mod runs;
+mod system;
 mod users;
 mod workflow_edit;
 mod workflow_runs;
@@ -108,6 +109,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
         "/users/{id}" => users::edit,
         "/tokens" => users::tokens,
         "/audit" => audit::page,
+        "/system" => system::page,
         "/account/password" => account::password,
         "/api-docs" => api_docs::page,
     );

@@ -202,6 +202,9 @@ async fn an_administrator_manages_executors_users_and_tokens() {
     b.wait_path("/api-docs").await;
     b.wait_text("main", "/api/v1/jobs/{id}/trigger").await;
     b.screenshot("api-docs").await;
+    c.goto(&format!("{}/system", app.base)).await.unwrap();
+    b.wait_text("#system-actors", "schedule").await;
+    full_shot(b, 1400, "system-en-1400").await;
 
     close(app, browser).await;
 }

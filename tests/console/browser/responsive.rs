@@ -68,6 +68,7 @@ async fn every_page_fits_a_phone() {
         "/audit".into(),
         "/account/password".into(),
         "/api-docs".into(),
+        "/system".into(),
     ];
     set_width(b, 390).await;
     for lang in ["en", "zh"] {
