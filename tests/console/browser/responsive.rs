@@ -1,5 +1,5 @@
 //! Every page at a phone's width (390 px), in English and Chinese: no page is wider than the
-//! window; wide lists scroll inside their own box.
+//! window (wide lists scroll inside their own box), and axe-core finds no violation.
 
 use super::*;
 
@@ -88,6 +88,7 @@ async fn every_page_fits_a_phone() {
             .await
             .unwrap_or_else(|| panic!("{path} shows no heading"));
             assert_fits(b, &format!("{path} ({lang}) at 390 px")).await;
+            assert_accessible(b, &format!("{path} ({lang}) at 390 px")).await;
             let slug: String = path
                 .trim_matches('/')
                 .chars()
