@@ -167,6 +167,8 @@ pub async fn ensure_demo(store: &Store, tz: Tz) -> Result<Option<i32>, Bootstrap
         address_list: Vec::new(),
         access_token: None,
         update_time: now,
+        max_concurrent_instances: 0,
+        instance_overflow: crate::model::InstanceOverflow::Skip,
     };
     let group_id = match store.insert_group(&group).await {
         Ok(id) => id,

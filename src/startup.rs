@@ -11,6 +11,7 @@ use actix_web::{App, HttpServer};
 use crate::actors::call_gauge::CallGauge;
 use crate::actors::dispatch::{dispatch_settings, Dispatcher, GetDispatchStats};
 use crate::actors::fault_exit::FaultExit;
+use crate::actors::instance_queue::InstanceQueue;
 use crate::actors::lease::Lease;
 use crate::actors::monitor::{MonitorSettings, PassTurns};
 use crate::actors::monitor_fail::{build_alarmer, FailMonitor};
@@ -83,6 +84,8 @@ pub struct AdminActors {
     pub registry: Addr<RegistryActor>,
     /// The executors routing leaves out, in step with the other admins.
     pub suspect_watch: Addr<SuspectWatch>,
+    /// Fires waiting for a slot of their instance cap.
+    pub instance_queue: Addr<InstanceQueue>,
     /// Run results.
     pub callbacks: Addr<ResultIntake>,
     /// Workflow runs: their fires, their nodes, users' actions on them.
@@ -221,6 +224,14 @@ pub fn start_actors_with(
         let life = board.life("suspect-watch");
         move |_| SuspectWatch::new(store, suspects).with_life(life)
     });
+    let instance_queue = Supervisor::start({
+        let (store, dispatcher, metrics) = (db.clone(), dispatcher.clone(), metrics.clone());
+        let life = board.life("instance-queue");
+        move |_| {
+            InstanceQueue::new(store.clone(), dispatcher.clone(), metrics.clone())
+                .with_life(life.clone())
+        }
+    });
     let callbacks = Supervisor::start({
         let env = env.clone();
         let dispatcher = dispatcher.clone();
@@ -283,6 +294,7 @@ pub fn start_actors_with(
     board.watch("ring", ring.clone().recipient());
     board.watch("registry", registry.clone().recipient());
     board.watch("suspect-watch", suspect_watch.clone().recipient());
+    board.watch("instance-queue", instance_queue.clone().recipient());
     board.watch("result-intake", callbacks.clone().recipient());
     board.watch("node-beat", node.clone().recipient());
     board.watch("schedule", schedule.clone().recipient());
@@ -296,6 +308,7 @@ pub fn start_actors_with(
         dispatcher,
         registry,
         suspect_watch,
+        instance_queue,
         callbacks,
         workflows,
         workflow_link,

@@ -10,7 +10,8 @@
 //! [`dispatch`] (fast/slow pools running [`trigger`]s, their outcomes written by
 //! [`outcome_writer`]), [`registry`] (executor registrations), [`suspect_watch`] (the executors
 //! routing leaves out, in step with the other admins), [`result_intake`] (results), both
-//! writers yielding to the calls counted by [`call_gauge`], and the monitors ([`monitor`]):
+//! writers yielding to the calls counted by [`call_gauge`], [`instance_queue`] (fires waiting
+//! for a slot of an instance cap), and the monitors ([`monitor`]):
 //! [`monitor_fail`] (retries, alarms), [`monitor_lost`] (lost results), [`monitor_report`] (daily
 //! counts, retention), and [`workflow_runner`] (workflow runs: their fires, their nodes, users'
 //! actions), told of node results through [`workflow_link`].
@@ -42,6 +43,8 @@ pub mod dispatch;
 pub mod fault_exit;
 #[cfg(feature = "admin")]
 pub mod fire;
+#[cfg(feature = "admin")]
+pub mod instance_queue;
 #[cfg(feature = "admin")]
 pub mod lease;
 #[cfg(feature = "admin")]

@@ -84,6 +84,7 @@ impl AlarmEvent {
             alarm_status: alarm_status::LOCKED,
             wf_run_id: Some(run.id),
             wf_node: None,
+            admission: crate::model::Admission::Ran,
         };
         AlarmEvent {
             job,
@@ -270,6 +271,7 @@ pub(crate) mod tests {
                 alarm_status: alarm_status::LOCKED,
                 wf_run_id: None,
                 wf_node: None,
+                admission: crate::model::Admission::Ran,
             },
             job,
             workflow: None,

@@ -5,8 +5,9 @@
 use std::str::FromStr;
 
 use crate::model::{
-    parse_id_list, AddressType, GlueVersion, JobGroup, JobInfo, MisfireStrategy, Role, RunRow,
-    ScheduleType, TriggerType, User, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
+    parse_id_list, AddressType, GlueVersion, InstanceOverflow, JobGroup, JobInfo, MisfireStrategy,
+    Role, RunRow, ScheduleType, TriggerType, User, INSTANCE_QUEUE_MAX_DEFAULT,
+    INSTANCE_QUEUE_TTL_DEFAULT_SECS, TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 use crate::password::RESET_REQUIRED;
 use crate::store::xxl_source::{XxlGlue, XxlGroup, XxlJob, XxlLog, XxlUser};
@@ -86,6 +87,8 @@ pub fn group(g: &XxlGroup) -> Result<JobGroup, MappingError> {
         address_list: crate::store::split_addresses(g.address_list.as_deref()),
         access_token: g.access_token.clone().filter(|t| !t.trim().is_empty()),
         update_time: g.update_time,
+        max_concurrent_instances: 0,
+        instance_overflow: crate::model::InstanceOverflow::Skip,
     })
 }
 
@@ -179,6 +182,11 @@ pub fn job(j: &XxlJob) -> Result<JobInfo, MappingError> {
         executor_selector: String::new(),
         log_retention_days: 0,
         log_retention_runs: 0,
+        // XXL-JOB has no instance limits: an imported job has none
+        max_concurrent_instances: 0,
+        instance_overflow: InstanceOverflow::Skip,
+        instance_queue_max: INSTANCE_QUEUE_MAX_DEFAULT,
+        instance_queue_ttl_secs: INSTANCE_QUEUE_TTL_DEFAULT_SECS,
     })
 }
 
@@ -272,6 +280,7 @@ pub fn log(l: &XxlLog) -> Result<RunRow, MappingError> {
         alarm_status,
         wf_run_id: None,
         wf_node: None,
+        admission: crate::model::Admission::Ran,
     })
 }
 

@@ -8,7 +8,7 @@ use prometheus::{
 
 use super::workflow::WorkflowMetrics;
 use super::{histogram_opts, opts, register};
-use crate::model::TriggerType;
+use crate::model::{Admission, TriggerType};
 
 /// The dispatch pools, in the order of their label values.
 const POOLS: [&str; 2] = ["fast", "slow"];
@@ -80,6 +80,8 @@ pub struct AdminMetrics {
     lost: IntCounter,
     /// by monitor and whether this admin ran the pass or another admin had its turn
     monitor_passes: IntCounterVec,
+    /// by [`Admission`], in the order of `Admission::ALL`
+    admissions: Vec<IntCounter>,
     db_in_use: IntGauge,
     db_idle: IntGauge,
     workflow: WorkflowMetrics,
@@ -248,6 +250,23 @@ impl AdminMetrics {
                 )
                 .expect("constant metric"),
             ),
+            admissions: {
+                let by_code = register(
+                    &registry,
+                    IntCounterVec::new(
+                        opts(
+                            "jobwheel_admissions_total",
+                            "Run rows by admission: RAN, QUEUED, SKIPPED, REFUSED (instance limits) and NO_EXECUTOR",
+                        ),
+                        &["admission"],
+                    )
+                    .expect("constant metric"),
+                );
+                Admission::ALL
+                    .iter()
+                    .map(|a| by_code.with_label_values(&[a.as_str()]))
+                    .collect()
+            },
             db_in_use: db.with_label_values(&["in_use"]),
             db_idle: db.with_label_values(&["idle"]),
             workflow: WorkflowMetrics::new(&registry),
@@ -343,6 +362,14 @@ impl AdminMetrics {
         self.monitor_passes
             .with_label_values(&[monitor, result])
             .inc();
+    }
+
+    /// Counts `n` run rows that stood as `admission`.
+    pub fn admitted(&self, admission: Admission, n: usize) {
+        let i = Admission::ALL.iter().position(|a| *a == admission);
+        if let Some(counter) = i.and_then(|i| self.admissions.get(i)) {
+            counter.inc_by(n as u64);
+        }
     }
 
     /// Sets the gauges read from the admin's state.

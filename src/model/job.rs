@@ -19,6 +19,10 @@ pub struct JobGroup {
     pub access_token: Option<String>,
     /// Last change, epoch ms.
     pub update_time: i64,
+    /// The most runs of the group's jobs open at once across the cluster; 0 for no cap.
+    pub max_concurrent_instances: i32,
+    /// What a fire beyond that cap does.
+    pub instance_overflow: InstanceOverflow,
 }
 
 /// The token a group's executors send and expect: the group's own, else the admin's global one.
@@ -101,6 +105,15 @@ pub struct JobInfo {
     pub log_retention_days: i32,
     /// Newest runs kept (older ones go whatever their age); 0 for no count bound.
     pub log_retention_runs: i32,
+    /// The most of its runs open at once across the cluster (claimed with the run row); 0 for
+    /// no cap.
+    pub max_concurrent_instances: i32,
+    /// What a fire beyond that cap does.
+    pub instance_overflow: InstanceOverflow,
+    /// Under QUEUE, the most fires waiting for a slot; one more is refused.
+    pub instance_queue_max: i32,
+    /// Under QUEUE, how long a fire may wait for a slot, seconds; then it is skipped.
+    pub instance_queue_ttl_secs: i32,
 }
 
 /// The most days or runs a job's own retention may set.
@@ -147,6 +160,10 @@ impl JobInfo {
             executor_selector: String::new(),
             log_retention_days: 0,
             log_retention_runs: 0,
+            max_concurrent_instances: 0,
+            instance_overflow: InstanceOverflow::Skip,
+            instance_queue_max: INSTANCE_QUEUE_MAX_DEFAULT,
+            instance_queue_ttl_secs: INSTANCE_QUEUE_TTL_DEFAULT_SECS,
         }
     }
 }

@@ -215,9 +215,14 @@ pub mod alarm_status {
     pub const SENT: i32 = 2;
     /// Alarm delivery failed.
     pub const FAILED: i32 = 3;
+    /// Waiting in an instance queue (admission QUEUED): no monitor looks at the row until it
+    /// is admitted, when it becomes [`DEFAULT`].
+    pub const QUEUED: i32 = 4;
 }
 
+mod admission;
 mod workflow;
+pub use admission::*;
 pub use workflow::*;
 
 #[cfg(test)]

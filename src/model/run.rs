@@ -43,6 +43,8 @@ pub struct RunRow {
     pub wf_run_id: Option<i64>,
     /// That node's key.
     pub wf_node: Option<String>,
+    /// Why it stands as it does: ran, queued, skipped, refused or no executor.
+    pub admission: Admission,
 }
 
 /// What a trigger writes into its log row once the executor answered (what was sent is in the

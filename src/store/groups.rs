@@ -3,9 +3,11 @@
 use super::dialect::insert_returning_id;
 use super::rows::RowExt;
 use super::{duplicate_as, on_pool, Store, StoreResult};
-use crate::model::{AddressType, JobGroup};
+use crate::model::{AddressType, InstanceOverflow, JobGroup};
 
-const COLUMNS: &str = "id, app_name, title, address_type, address_list, access_token, update_time";
+const COLUMNS: &str =
+    "id, app_name, title, address_type, address_list, access_token, update_time, \
+    max_concurrent_instances, instance_overflow";
 
 fn group_from_row(row: &impl RowExt) -> Result<JobGroup, sqlx::Error> {
     Ok(JobGroup {
@@ -16,6 +18,12 @@ fn group_from_row(row: &impl RowExt) -> Result<JobGroup, sqlx::Error> {
         address_list: split_addresses(row.opt_text("address_list")?.as_deref()),
         access_token: row.opt_text("access_token")?,
         update_time: row.long("update_time")?,
+        max_concurrent_instances: row.int("max_concurrent_instances")?,
+        // written only through validation; an unknown name (a newer admin's) counts as the default
+        instance_overflow: row
+            .text("instance_overflow")?
+            .parse()
+            .unwrap_or(InstanceOverflow::Skip),
     })
 }
 
@@ -64,8 +72,8 @@ impl Store {
     pub async fn insert_group(&self, group: &JobGroup) -> StoreResult<i32> {
         let id = insert_returning_id!(
             self,
-            "INSERT INTO job_group (app_name, title, address_type, address_list, access_token, update_time) \
-             VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO job_group (app_name, title, address_type, address_list, access_token, update_time, \
+             max_concurrent_instances, instance_overflow) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             |q| q
                 .bind(&group.app_name)
                 .bind(&group.title)
@@ -73,6 +81,8 @@ impl Store {
                 .bind(join_addresses(&group.address_list))
                 .bind(&group.access_token)
                 .bind(group.update_time)
+                .bind(group.max_concurrent_instances)
+                .bind(group.instance_overflow.as_str())
         )
         .map_err(|e| duplicate_as(e, || format!("group with app name '{}'", group.app_name)))?;
         Ok(id as i32)
@@ -82,7 +92,8 @@ impl Store {
     pub async fn update_group(&self, group: &JobGroup) -> StoreResult<bool> {
         let sql = self.sql(
             "UPDATE job_group SET app_name = ?, title = ?, address_type = ?, address_list = ?, \
-             access_token = ?, update_time = ? WHERE id = ?",
+             access_token = ?, update_time = ?, max_concurrent_instances = ?, instance_overflow = ? \
+             WHERE id = ?",
         );
         let done = on_pool!(self, pool => sqlx::query(&sql)
             .bind(&group.app_name)
@@ -91,6 +102,8 @@ impl Store {
             .bind(join_addresses(&group.address_list))
             .bind(&group.access_token)
             .bind(group.update_time)
+            .bind(group.max_concurrent_instances)
+            .bind(group.instance_overflow.as_str())
             .bind(group.id)
             .execute(pool)
             .await

@@ -12,9 +12,10 @@ pub(crate) const JOB_COLUMNS: &str = "id, add_time, job_group, job_desc, update_
     alarm_webhook, schedule_type, schedule_conf, timezone, misfire_strategy, executor_route_strategy, \
     executor_handler, executor_param, executor_block_strategy, executor_timeout, executor_fail_retry_count, \
     retry_interval_secs, glue_type, glue_source, glue_remark, glue_updatetime, child_jobid, trigger_status, \
-    trigger_last_time, trigger_next_time, owner_id, max_queued, executor_selector, log_retention_days, log_retention_runs";
+    trigger_last_time, trigger_next_time, owner_id, max_queued, executor_selector, log_retention_days, log_retention_runs, \
+    max_concurrent_instances, instance_overflow, instance_queue_max, instance_queue_ttl_secs";
 
-/// Rows per statement of [`Store::insert_jobs_bulk`] (31 parameters each, well under every
+/// Rows per statement of [`Store::insert_jobs_bulk`] (35 parameters each, well under every
 /// backend's parameter limit).
 const BULK_INSERT_ROWS: usize = 500;
 /// Ids per statement of [`Store::get_jobs`]: bounds the raw rows held at once (see there).
@@ -96,6 +97,10 @@ pub(crate) fn job_from_row(row: &impl RowExt) -> StoreResult<JobInfo> {
         executor_selector: row.text("executor_selector")?,
         log_retention_days: row.int("log_retention_days")?,
         log_retention_runs: row.int("log_retention_runs")?,
+        max_concurrent_instances: row.int("max_concurrent_instances")?,
+        instance_overflow: parse_column(row, id, "instance_overflow")?,
+        instance_queue_max: row.int("instance_queue_max")?,
+        instance_queue_ttl_secs: row.int("instance_queue_ttl_secs")?,
     })
 }
 
@@ -137,6 +142,10 @@ macro_rules! bind_job_fields {
             .bind(&$job.executor_selector)
             .bind($job.log_retention_days)
             .bind($job.log_retention_runs)
+            .bind($job.max_concurrent_instances)
+            .bind($job.instance_overflow.as_str())
+            .bind($job.instance_queue_max)
+            .bind($job.instance_queue_ttl_secs)
     };
 }
 pub(crate) use bind_job_fields;

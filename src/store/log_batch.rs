@@ -225,7 +225,7 @@ impl Store {
                 }
                 let sql = format!(
                     "UPDATE job_log l JOIN ({derived}) v ON l.id = v.id SET l.trigger_code = v.c, \
-                     l.trigger_msg = v.m, l.executor_address = v.a \
+                     l.trigger_msg = v.m, l.executor_address = v.a, {NO_EXECUTOR_MYSQL} \
                      WHERE (l.trigger_code <> 200 OR v.c = 200)"
                 );
                 // rows matched, not only changed: sqlx connects with CLIENT_FOUND_ROWS
@@ -448,12 +448,20 @@ fn complete_returning_sql(set: &str, n: usize) -> String {
 /// (The MySQL statement says the same of its alias.)
 const NO_DOWNGRADE: &str = "(job_log.trigger_code <> 200 OR v.c = 200)";
 
+/// A refused outcome with no executor address is a call that had no executor to go to: its
+/// row's admission says so (NO_EXECUTOR), in the outcome's own write.
+const NO_EXECUTOR: &str =
+    "admission = CASE WHEN v.a IS NULL AND v.c <> 200 THEN 'NO_EXECUTOR' ELSE job_log.admission END";
+/// [`NO_EXECUTOR`] in the MySQL statement, whose row alias is `l`.
+const NO_EXECUTOR_MYSQL: &str =
+    "l.admission = CASE WHEN v.a IS NULL AND v.c <> 200 THEN 'NO_EXECUTOR' ELSE l.admission END";
+
 /// The SQLite/PostgreSQL many-row outcome update: `UPDATE ... FROM` a VALUES list.
 fn outcome_update_from_values(values: &str) -> String {
     format!(
         "WITH v (id, c, m, a) AS (VALUES {values}) \
-         UPDATE job_log SET trigger_code = v.c, trigger_msg = v.m, executor_address = v.a \
-         FROM v WHERE job_log.id = v.id AND {NO_DOWNGRADE}"
+         UPDATE job_log SET trigger_code = v.c, trigger_msg = v.m, executor_address = v.a, \
+         {NO_EXECUTOR} FROM v WHERE job_log.id = v.id AND {NO_DOWNGRADE}"
     )
 }
 

@@ -7,12 +7,12 @@ use super::jobs::{child_job_ids_of, parse_column};
 use super::rows::{bind_params, Filter, Param, RowExt};
 use super::{kept, on_pool, placeholders, Store, StoreError, StoreResult};
 use crate::model::{
-    JobFollowUps, JobSchedule, LogCounts, NewRunRow, ResultLog, RunRow, TriggerType,
+    Admission, JobFollowUps, JobSchedule, LogCounts, NewRunRow, ResultLog, RunRow, TriggerType,
 };
 
 pub(crate) const COLUMNS: &str = "id, job_group, job_id, trigger_type, schedule_time, executor_address, executor_handler, \
     executor_param, executor_sharding_param, executor_fail_retry_count, trigger_time, trigger_code, trigger_msg, \
-    handle_time, handle_code, handle_msg, alarm_status, wf_run_id, wf_node";
+    handle_time, handle_code, handle_msg, alarm_status, wf_run_id, wf_node, admission";
 
 /// Most log ids per statement of [`Store::get_result_logs`], far below every backend's
 /// bound-parameter limit.
@@ -77,6 +77,8 @@ pub struct LogFilter {
     pub job_id: Option<i32>,
     /// Only runs in this state.
     pub status: Option<LogStatus>,
+    /// Only runs with this admission (QUEUED ones waiting for a slot, say).
+    pub admission: Option<Admission>,
     /// Triggered at or after this time, epoch ms.
     pub from: Option<i64>,
     /// Triggered before this time, epoch ms.
@@ -102,6 +104,9 @@ impl LogFilter {
         }
         if let Some(s) = self.status {
             f.and_raw(s.condition());
+        }
+        if let Some(a) = self.admission {
+            f.and("admission = ?", Param::Text(a.as_str().to_string()));
         }
         if let Some(t) = self.from {
             f.and("trigger_time >= ?", Param::Long(t));
@@ -146,6 +151,8 @@ pub(crate) fn log_from_row(row: &impl RowExt) -> StoreResult<RunRow> {
         alarm_status: row.int("alarm_status")?,
         wf_run_id: row.opt_long("wf_run_id")?,
         wf_node: row.opt_text("wf_node")?,
+        // written by admission only; a name it does not know reads as the default
+        admission: row.text("admission")?.parse().unwrap_or(Admission::Ran),
     })
 }
 

@@ -18,6 +18,7 @@ use sqlx::sqlite::{
 };
 use sqlx::ConnectOptions as _;
 
+mod admission;
 mod audit;
 mod availability;
 mod claims;
@@ -44,6 +45,7 @@ mod workflows;
 mod xxl_import;
 pub mod xxl_source;
 
+pub use admission::{Admitted, InstanceCaps, InstanceCounts, QueuedFire, ReplacedRun};
 pub use audit::AuditFilter;
 pub use availability::Availability;
 pub use claims::{ClaimJob, ClaimKey, ClusterNode, OrphanFire, OrphanRun};

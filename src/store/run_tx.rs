@@ -42,6 +42,8 @@ macro_rules! insert_in_tx {
         id
     }};
 }
+pub(super) use insert_in_tx;
+
 /// How a node attempt's run row stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeLog {

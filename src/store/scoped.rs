@@ -117,8 +117,9 @@ impl Store {
              misfire_strategy = ?, executor_route_strategy = ?, executor_handler = ?, executor_param = ?, \
              executor_block_strategy = ?, executor_timeout = ?, executor_fail_retry_count = ?, \
              retry_interval_secs = ?, glue_type = ?, glue_remark = ?, child_jobid = ?, owner_id = ?, max_queued = ?, \
-             executor_selector = ?, log_retention_days = ?, log_retention_runs = ? \
-             WHERE id = ?",
+             executor_selector = ?, log_retention_days = ?, log_retention_runs = ?, \
+             max_concurrent_instances = ?, instance_overflow = ?, instance_queue_max = ?, \
+             instance_queue_ttl_secs = ? WHERE id = ?",
         );
         let done = on_pool!(self, pool => sqlx::query(&sql)
             .bind(job.job_group)
@@ -146,6 +147,10 @@ impl Store {
             .bind(&job.executor_selector)
             .bind(job.log_retention_days)
             .bind(job.log_retention_runs)
+            .bind(job.max_concurrent_instances)
+            .bind(job.instance_overflow.as_str())
+            .bind(job.instance_queue_max)
+            .bind(job.instance_queue_ttl_secs)
             .bind(job.id)
             .execute(pool)
             .await?

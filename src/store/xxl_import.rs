@@ -213,7 +213,8 @@ impl Store {
                         .bind(&l.handle_msg)
                         .bind(l.alarm_status)
                         .bind(l.wf_run_id)
-                        .bind(&l.wf_node);
+                        .bind(&l.wf_node)
+                        .bind(l.admission.as_str());
                 }
                 inserted += q.execute(&mut *tx).await?.rows_affected();
             }

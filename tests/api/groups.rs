@@ -97,6 +97,32 @@ backends!(app: group_crud_and_validation, |app| {
     assert_eq!(res.body["addressType"], "MANUAL");
     assert_eq!(res.body["accessTokenSet"], false);
     assert_eq!(
+        (&res.body["maxConcurrentInstances"], &res.body["instanceOverflow"]),
+        (&json!(0), &json!("SKIP")),
+        "no group cap unless set"
+    );
+    let res = api
+        .update_group(id, json!({"maxConcurrentInstances": 4, "instanceOverflow": "REPLACE"}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(
+        (&res.body["maxConcurrentInstances"], &res.body["instanceOverflow"]),
+        (&json!(4), &json!("REPLACE"))
+    );
+    for (body, field) in [
+        (json!({"maxConcurrentInstances": -1}), "maxConcurrentInstances"),
+        (json!({"maxConcurrentInstances": 100_001}), "maxConcurrentInstances"),
+        (json!({"instanceOverflow": "LATER"}), "instanceOverflow"),
+    ] {
+        let res = api.update_group(id, body.clone()).await;
+        assert_eq!((res.status, res.field()), (400, field.to_string()), "{body}: {}", res.body);
+    }
+    assert_eq!(
+        api.get_group(id).await.body["maxConcurrentInstances"],
+        4,
+        "a refused update changes nothing"
+    );
+    assert_eq!(
         api.update_group(9999, json!({"title": "x"})).await.status,
         404
     );

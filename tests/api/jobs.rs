@@ -38,6 +38,15 @@ backends!(app: job_crud_and_defaults, |app| {
     assert_eq!(b["triggerNextTime"], 0);
     assert_eq!(b["childJobIds"], json!([]));
     assert_eq!(b["maxQueued"], 0, "unbounded unless set");
+    assert_eq!(
+        (&b["maxConcurrentInstances"], &b["instanceOverflow"]),
+        (&json!(0), &json!("SKIP")),
+        "no instance cap unless set"
+    );
+    assert_eq!(
+        (&b["instanceQueueMax"], &b["instanceQueueTtlSecs"]),
+        (&json!(100), &json!(600))
+    );
 
     let full = json!({
         "id": 777, "triggerStatus": 1, "triggerNextTime": 5,
@@ -49,6 +58,8 @@ backends!(app: job_crud_and_defaults, |app| {
         "executorBlockStrategy": "DISCARD_LATER", "executorTimeout": 30,
         "executorFailRetryCount": 2, "retryIntervalSecs": 10, "childJobIds": [minimal],
         "maxQueued": 0, "logRetentionDays": 90, "logRetentionRuns": 500,
+        "maxConcurrentInstances": 3, "instanceOverflow": "QUEUE", "instanceQueueMax": 7,
+        "instanceQueueTtlSecs": 120,
     });
     let res = api.create_job(full.clone()).await;
     assert_eq!(res.status, 201, "{}", res.body);
@@ -77,6 +88,10 @@ backends!(app: job_crud_and_defaults, |app| {
         "maxQueued",
         "logRetentionDays",
         "logRetentionRuns",
+        "maxConcurrentInstances",
+        "instanceOverflow",
+        "instanceQueueMax",
+        "instanceQueueTtlSecs",
     ] {
         assert_eq!(got.body[key], full[key], "{key}");
     }
@@ -237,6 +252,15 @@ backends!(app: job_validation_errors, |app| {
         (with(base_job(g), "logRetentionDays", json!(36_501)), "logRetentionDays"),
         (with(base_job(g), "logRetentionRuns", json!(-3)), "logRetentionRuns"),
         (with(base_job(g), "logRetentionRuns", json!(10_000_001)), "logRetentionRuns"),
+        (with(base_job(g), "maxConcurrentInstances", json!(-1)), "maxConcurrentInstances"),
+        (with(base_job(g), "maxConcurrentInstances", json!(100_001)), "maxConcurrentInstances"),
+        (with(base_job(g), "maxConcurrentInstances", json!("one")), "maxConcurrentInstances"),
+        (with(base_job(g), "instanceOverflow", json!("DROP")), "instanceOverflow"),
+        (with(base_job(g), "instanceOverflow", json!(1)), "instanceOverflow"),
+        (with(base_job(g), "instanceQueueMax", json!(0)), "instanceQueueMax"),
+        (with(base_job(g), "instanceQueueMax", json!(10_001)), "instanceQueueMax"),
+        (with(base_job(g), "instanceQueueTtlSecs", json!(0)), "instanceQueueTtlSecs"),
+        (with(base_job(g), "instanceQueueTtlSecs", json!(604_801)), "instanceQueueTtlSecs"),
         (with(base_job(g), "maxQueued", json!(-1)), "maxQueued"),
         (with(base_job(g), "maxQueued", json!(100_001)), "maxQueued"),
         (with(base_job(g), "maxQueued", json!("two")), "maxQueued"),

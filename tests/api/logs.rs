@@ -210,3 +210,62 @@ backends!(app: clearing_many_logs_goes_in_batches, |app| {
         50
     );
 });
+
+backends!(app: instance_caps_show_on_triggers_and_runs, |app| {
+    let api = &app.api;
+    let exec = FakeExecutor::start(&app.base, &app.token, Behaviour::without_results());
+    let g = app.group("capped-app").await;
+    let res = api.register_executor("capped-app", &exec.address).await;
+    assert_eq!(res.body["code"], 200, "{}", res.body);
+    let job = app.job(g, "capped").await;
+    let res = api
+        .update_job(job, json!({"maxConcurrentInstances": 1, "instanceOverflow": "QUEUE"}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+
+    // the first runs (its result never comes, so it holds the slot); the second waits
+    let first = api.trigger_job(job, None).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert!(first.body.get("admission").is_none(), "{}", first.body);
+    let second = api.trigger_job(job, None).await;
+    assert_eq!(second.status, 200, "{}", second.body);
+    assert_eq!(second.body["admission"], "QUEUED", "{}", second.body);
+    assert!(
+        second.body["reason"].as_str().unwrap().contains("1 of 1 instances open"),
+        "{}",
+        second.body
+    );
+    let queued_id = second.body["logIds"][0].as_i64().unwrap();
+    assert_eq!(exec.calls_to("run").len(), 1, "a queued fire is not sent");
+    let queued = api.list_logs(&format!("jobId={job}&admission=QUEUED")).await;
+    assert_eq!(queued.body["total"], 1, "{}", queued.body);
+    assert_eq!(queued.body["items"][0]["id"], queued_id);
+    assert_eq!(queued.body["items"][0]["admission"], "QUEUED");
+    let res = api.list_logs("admission=LATER").await;
+    assert_eq!((res.status, res.field()), (400, "admission".to_string()), "{}", res.body);
+
+    // a kill takes it off the queue, unrun
+    let res = api.kill_log(queued_id).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let row = api.get_log(queued_id).await;
+    assert_eq!(row.body["admission"], "SKIPPED", "{}", row.body);
+    assert_eq!(row.body["triggerCode"], 500);
+    let res = api.kill_log(queued_id).await;
+    assert_eq!(res.status, 409, "nothing left to kill: {}", res.body);
+
+    // under SKIP the fire is recorded and not run
+    api.update_job(job, json!({"instanceOverflow": "SKIP"})).await;
+    let skipped = api.trigger_job(job, None).await;
+    assert_eq!(skipped.body["admission"], "SKIPPED", "{}", skipped.body);
+    assert_eq!(skipped.body["triggerCodes"], json!([500]));
+    assert_eq!(exec.calls_to("run").len(), 1);
+
+    // no executor to send to: the run row says so
+    let empty = app.group("empty-app").await;
+    let lonely = app.job(empty, "lonely").await;
+    let res = api.trigger_job(lonely, None).await;
+    let id = res.body["logIds"][0].as_i64().unwrap();
+    assert_eq!(api.get_log(id).await.body["admission"], "NO_EXECUTOR");
+    let first_id = first.body["logIds"][0].as_i64().unwrap();
+    assert_eq!(api.get_log(first_id).await.body["admission"], "RAN");
+});

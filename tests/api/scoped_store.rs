@@ -15,6 +15,8 @@ async fn group(store: &Store, app: &str) -> i32 {
             address_list: vec![],
             access_token: None,
             update_time: 1,
+            max_concurrent_instances: 0,
+            instance_overflow: jobwheel::model::InstanceOverflow::Skip,
         })
         .await
         .unwrap()

@@ -11,6 +11,7 @@ mod engine_support;
 mod admission;
 mod cluster;
 mod executor_faults;
+mod instance_caps;
 mod metrics;
 mod monitor_email;
 mod monitor_fail;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use actix_web::http::Method;
 use jobwheel::bootstrap::LOCAL_APP_NAME;
 use jobwheel::clock::now_ms;
-use jobwheel::model::{RunRow, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING};
+use jobwheel::model::{Admission, RunRow, ScheduleType, TriggerType, TRIGGER_STATUS_RUNNING};
 use jobwheel::store::{JobFilter, LogFilter};
 use prometheus_parse::{Scrape, Value};
 use serde_json::json;
@@ -178,6 +178,16 @@ backends!(app: fires_and_runs_agree_with_the_database, |b| b.standalone(), |app|
                 "{series:?}"
             );
         }
+    }
+    // every run row counted once by its admission (no instance caps here: RAN or NO_EXECUTOR)
+    for admission in Admission::ALL {
+        let want = logs.iter().filter(|l| l.admission == *admission).count() as f64;
+        let series = [("admission", admission.as_str())];
+        assert_eq!(
+            value(&admin, "jobwheel_admissions_total", &series),
+            Some(want),
+            "{series:?}"
+        );
     }
     let fires = logs.len() as f64;
     let dispatched = observations(&admin, "jobwheel_dispatch_duration_seconds", &[("pool", "fast")])

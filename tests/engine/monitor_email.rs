@@ -125,6 +125,7 @@ fn event(alarm_email: &str) -> AlarmEvent {
             alarm_status: alarm_status::LOCKED,
             wf_run_id: None,
             wf_node: None,
+            admission: jobwheel::model::Admission::Ran,
         },
         job,
         workflow: None,

@@ -37,6 +37,8 @@ async fn fixture(store: &Store) -> (i32, i32) {
             address_list: vec![],
             access_token: None,
             update_time: 0,
+            max_concurrent_instances: 0,
+            instance_overflow: jobwheel::model::InstanceOverflow::Skip,
         })
         .await
         .unwrap();

@@ -88,6 +88,8 @@ async fn admins_die_with_calls_in_flight(backend: Backend) {
             address_list: Vec::new(),
             access_token: None,
             update_time: now_ms(),
+            max_concurrent_instances: 0,
+            instance_overflow: jobwheel::model::InstanceOverflow::Skip,
         })
         .await
         .expect("group");

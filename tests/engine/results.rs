@@ -159,6 +159,8 @@ backends!(app: registry_monitor_drops_dead_executors_and_sorts_auto_lists, |admi
                 address_list: vec!["http://z:1/".into(), "http://a:1/".into()],
                 access_token: None,
                 update_time: now_ms(),
+                max_concurrent_instances: 0,
+                instance_overflow: jobwheel::model::InstanceOverflow::Skip,
             })
             .await
             .unwrap();

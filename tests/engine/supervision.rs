@@ -92,6 +92,7 @@ async fn a_panicking_actor_is_restarted_logged_listed_and_jobs_keep_firing() {
         "ring",
         "schedule",
         "suspect-watch",
+        "instance-queue",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }

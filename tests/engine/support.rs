@@ -65,6 +65,8 @@ pub async fn new_group(store: &Store, app: &str) -> i32 {
             address_list: vec![],
             access_token: None,
             update_time: now_ms(),
+            max_concurrent_instances: 0,
+            instance_overflow: jobwheel::model::InstanceOverflow::Skip,
         })
         .await
         .expect("insert group")
@@ -81,6 +83,8 @@ pub async fn manual_group(store: &Store, app: &str, address: &str) -> i32 {
             address_list: vec![address.to_string()],
             access_token: None,
             update_time: now_ms(),
+            max_concurrent_instances: 0,
+            instance_overflow: jobwheel::model::InstanceOverflow::Skip,
         })
         .await
         .expect("insert group")

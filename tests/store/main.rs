@@ -5,6 +5,7 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod admission;
 mod bootstrap;
 mod claims;
 mod cordons;

@@ -14,6 +14,8 @@ pub(crate) fn group(app: &str) -> JobGroup {
         address_list: vec![],
         access_token: None,
         update_time: 1_000,
+        max_concurrent_instances: 0,
+        instance_overflow: jobwheel::model::InstanceOverflow::Skip,
     }
 }
 

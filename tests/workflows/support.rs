@@ -24,6 +24,8 @@ pub async fn db_group(store: &jobwheel::store::Store, app: &str) -> i32 {
             address_list: vec![],
             access_token: None,
             update_time: now_ms(),
+            max_concurrent_instances: 0,
+            instance_overflow: jobwheel::model::InstanceOverflow::Skip,
         })
         .await
         .expect("insert group")

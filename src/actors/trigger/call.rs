@@ -13,6 +13,9 @@ pub async fn fire_prepared(
 ) -> (TriggerReport, Vec<(i64, TriggerOutcome)>) {
     let mut report = TriggerReport::default();
     let mut outcomes = Vec::with_capacity(p.shards.len());
+    if !p.replaced.is_empty() {
+        kill_replaced(env, client, p).await;
+    }
     for shard in &p.shards {
         let log_id = shard.log_id;
         let one = ProcessTrigger {
@@ -36,6 +39,39 @@ pub async fn fire_prepared(
         outcomes.push((log_id, outcome));
     }
     (report, outcomes)
+}
+
+/// Asks the executors of the runs a REPLACE closed to kill them, before the new run is sent
+/// (a kill stops the job's thread on that executor, and with it anything queued behind it).
+/// Their rows are closed already; a failed kill is logged, the run it missed ends on its own.
+async fn kill_replaced(env: &TriggerEnv, client: &ExecutorCalls, p: &PreparedTrigger) {
+    for victim in &p.replaced {
+        let Some(address) = victim.executor_address.as_deref() else {
+            continue; // never reached an executor
+        };
+        let creds = Credentials {
+            access_token: Some(executor_token(p.group.as_deref(), &env.access_token)),
+            app_name: p.group.as_ref().map(|g| g.app_name.clone()),
+            protocol: p.targets.protocol_of(address),
+        };
+        let answer = client.kill(address, &creds, victim.job_id).await;
+        if answer.code == SUCCESS_CODE {
+            log::info!(
+                "job {} log {}: killed on {address}, replaced by a newer run",
+                victim.job_id,
+                victim.log_id
+            );
+        } else {
+            log::warn!(
+                "job {} log {}: executor {address} did not kill the replaced run: {}",
+                victim.job_id,
+                victim.log_id,
+                answer
+                    .msg
+                    .unwrap_or_else(|| format!("code {}", answer.code))
+            );
+        }
+    }
 }
 
 /// After a prepared trigger's outcomes are recorded: a FIX_DELAY job whose run never started
@@ -256,6 +292,11 @@ pub(super) async fn process(
         }
         Err(why) => (FAIL_CODE, why, None),
     };
+    let admission = match used {
+        Some(_) => Admission::Ran,
+        None => Admission::NoExecutor,
+    };
+    env.metrics.admitted(admission, 1);
     let code = if code == SUCCESS_CODE {
         SUCCESS_CODE
     } else {

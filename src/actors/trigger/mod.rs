@@ -23,7 +23,7 @@ use crate::clock::now_ms;
 use crate::executor_calls::{failure, Credentials, ExecutorCalls};
 use crate::metrics::AdminMetrics;
 use crate::model::{
-    address_key, executor_token, AddressType, JobGroup, JobInfo, JobSchedule, NewRunRow,
+    address_key, executor_token, AddressType, Admission, JobGroup, JobInfo, JobSchedule, NewRunRow,
     Registration, RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, Labels, TriggerParam, FAIL_CODE, SUCCESS_CODE};
@@ -31,7 +31,7 @@ use crate::routing::{
     probe_in_order, shard_address, ProbeKind, RouteDecision, Router, Selector, Suspects,
     ADDRESS_EMPTY_MSG, ROUTE_FAIL_MSG,
 };
-use crate::store::{ActorStore, ClaimKey, Store};
+use crate::store::{ActorStore, Admitted, ClaimKey, InstanceCaps, ReplacedRun, Store};
 
 /// Trigger a job once (XXL-JOB `JobTriggerPoolHelper.trigger`).
 #[derive(Message, Debug)]
@@ -58,6 +58,18 @@ pub struct Trigger {
     /// A taken-over fire's run row, sent by its dead admin with no answer recorded: fired
     /// again as itself (see [`fire_prepared`]).
     pub resend: Option<Resend>,
+    /// A fire that waited in its job's instance queue and now holds its slot: its run row
+    /// exists and was never sent.
+    pub dequeued: Option<Dequeued>,
+}
+
+/// A queued fire's run row, given its slot (see [`crate::store::Store::take_queued`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dequeued {
+    /// The row.
+    pub log_id: i64,
+    /// Its trigger time, moved to when it left the queue.
+    pub trigger_time: i64,
 }
 
 /// A workflow node's attempt to fire: its run row was inserted with the node's claim, so the
@@ -89,6 +101,7 @@ impl Trigger {
             reply: None,
             node: None,
             resend: None,
+            dequeued: None,
         }
     }
 }
@@ -125,8 +138,10 @@ pub struct TriggerReport {
     pub log_ids: Vec<i64>,
     /// Trigger codes, aligned with `log_ids`.
     pub codes: Vec<i32>,
-    /// Why nothing was triggered (job gone), if so.
+    /// Why nothing was triggered (job gone, or not admitted), if so.
     pub error: Option<String>,
+    /// When admission kept the fire from running now: QUEUED, SKIPPED or REFUSED.
+    pub admission: Option<Admission>,
 }
 
 /// The executors a trigger may use and how to talk to each.
@@ -198,6 +213,9 @@ pub struct PreparedTrigger {
     trigger_time: i64,
     /// One per log row.
     shards: Vec<Shard>,
+    /// Runs closed to make room for this one (overflow REPLACE): killed on their executors
+    /// before it is sent.
+    replaced: Vec<ReplacedRun>,
 }
 
 /// One log row of a prepared trigger: a broadcast has one per executor, any other trigger one.
@@ -234,7 +252,9 @@ impl PreparedTrigger {
 impl Trigger {
     /// The claim of a pre-read fire (CRON or MISFIRE); other triggers hold none.
     pub fn claim(&self) -> Option<ClaimKey> {
-        matches!(self.trigger_type, TriggerType::Cron | TriggerType::Misfire).then_some(ClaimKey {
+        // a queued fire's claim was released when its row was queued
+        let scheduled = matches!(self.trigger_type, TriggerType::Cron | TriggerType::Misfire);
+        (scheduled && self.dequeued.is_none()).then_some(ClaimKey {
             job_id: self.job_id,
             fire_time: self.schedule_time,
         })

@@ -26,7 +26,19 @@ pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool
             })
             .await;
     match result {
-        Ok(prepared) => prepared,
+        Ok(prepared) => {
+            for p in &prepared {
+                if let Prepared::Skipped(TriggerReport {
+                    admission: Some(admission),
+                    log_ids,
+                    ..
+                }) = p
+                {
+                    env.metrics.admitted(*admission, log_ids.len());
+                }
+            }
+            prepared
+        }
         Err(e) => {
             let level = env.store.failure_level(log::Level::Error);
             log::log!(level, "{count} trigger(s) failed: cannot prepare them: {e}");
@@ -89,6 +101,8 @@ pub(super) async fn prepare_in_db(
     let mut new_logs: Vec<NewRunRow> = Vec::new();
     // claims of pre-read fires that will not fire: released with the log rows' insert
     let mut dropped: Vec<ClaimKey> = Vec::new();
+    // fires under an instance cap: (their place in `out`, their rows, the caps)
+    let mut limited: Vec<(usize, Vec<NewRunRow>, InstanceCaps)> = Vec::new();
     for msg in triggers {
         let Some(job) = jobs.get(&msg.job_id).cloned() else {
             log::warn!(
@@ -100,7 +114,9 @@ pub(super) async fn prepare_in_db(
             continue;
         };
         // a fire time pre-read before the job was stopped must not run after the stop
-        let scheduled = matches!(msg.trigger_type, TriggerType::Cron | TriggerType::Misfire);
+        // (a queued fire has its row and its slot: it runs, as it would have when it came)
+        let scheduled = matches!(msg.trigger_type, TriggerType::Cron | TriggerType::Misfire)
+            && msg.dequeued.is_none();
         if scheduled && job.trigger_status != TRIGGER_STATUS_RUNNING {
             log::debug!(
                 "job {} stopped: its pre-read fire time {} is dropped",
@@ -155,6 +171,7 @@ pub(super) async fn prepare_in_db(
         let trigger_time = match (msg.resend, ahead) {
             // the row keeps the time its executor was first sent, where it files the run's log
             (Some(resend), _) => resend.trigger_time,
+            (None, _) if msg.dequeued.is_some() => msg.dequeued.map_or(now, |d| d.trigger_time),
             (None, true) => msg.schedule_time.max(now),
             (None, false) => now,
         };
@@ -174,7 +191,15 @@ pub(super) async fn prepare_in_db(
             .node
             .as_ref()
             .map(|n| n.log_id)
-            .or(msg.resend.map(|r| r.log_id));
+            .or(msg.resend.map(|r| r.log_id))
+            .or(msg.dequeued.map(|d| d.log_id));
+        // a job (or group) with an instance cap has its rows inserted by admission, one fire
+        // per transaction; the others in the batch's multi-row inserts
+        let caps = match existing_row {
+            Some(_) => None,
+            None => InstanceCaps::of(&job, group.as_deref()),
+        };
+        let mut admitted_rows = Vec::new();
         let indexes = match existing_row {
             Some(_) => vec![(0, 1)],
             None => indexes,
@@ -200,7 +225,11 @@ pub(super) async fn prepare_in_db(
                 });
                 continue;
             }
-            new_logs.push(NewRunRow {
+            let rows = match caps {
+                Some(_) => &mut admitted_rows,
+                None => &mut new_logs,
+            };
+            rows.push(NewRunRow {
                 job_group: job.job_group,
                 job_id: job.id,
                 trigger_type: msg.trigger_type,
@@ -219,6 +248,9 @@ pub(super) async fn prepare_in_db(
                 message_head: String::new(),
             });
         }
+        if let Some(caps) = caps {
+            limited.push((out.len(), admitted_rows, caps));
+        }
         out.push(Prepared::Ready(Box::new(PreparedTrigger {
             trigger: msg,
             job,
@@ -227,6 +259,7 @@ pub(super) async fn prepare_in_db(
             param,
             trigger_time,
             shards,
+            replaced: Vec::new(),
         })));
     }
 
@@ -236,9 +269,14 @@ pub(super) async fn prepare_in_db(
     let mut heads = new_logs
         .into_iter()
         .map(|l| l.trigger_msg.unwrap_or_default());
-    for p in &mut out {
+    let admitted_apart: HashSet<usize> = limited.iter().map(|(i, _, _)| *i).collect();
+    for (i, p) in out.iter_mut().enumerate() {
         if let Prepared::Ready(p) = p {
-            if p.trigger.node.is_some() || p.trigger.resend.is_some() {
+            let t = &p.trigger;
+            if t.node.is_some() || t.resend.is_some() || t.dequeued.is_some() {
+                continue;
+            }
+            if admitted_apart.contains(&i) {
                 continue;
             }
             for shard in &mut p.shards {
@@ -247,7 +285,60 @@ pub(super) async fn prepare_in_db(
             }
         }
     }
+    admit_limited(store, &mut out, limited).await?;
     Ok(out)
+}
+
+/// Inserts the rows of fires under an instance cap through admission, each fire in a
+/// transaction of its own; a fire not admitted becomes a report of why (its claim released
+/// with it: the row records the fire).
+async fn admit_limited(
+    store: &Store,
+    out: &mut [Prepared],
+    limited: Vec<(usize, Vec<NewRunRow>, InstanceCaps)>,
+) -> Result<(), crate::store::StoreError> {
+    let mut released = Vec::new();
+    for (i, rows, caps) in limited {
+        let Some(Prepared::Ready(p)) = out.get_mut(i) else {
+            continue;
+        };
+        match store.admit(&rows, &caps, now_ms()).await? {
+            Admitted::Ran { ids, replaced } => {
+                for ((shard, id), row) in p.shards.iter_mut().zip(ids).zip(rows) {
+                    shard.log_id = id;
+                    shard.message_head = row.trigger_msg.unwrap_or_default();
+                }
+                if !replaced.is_empty() {
+                    log::info!(
+                        "job {}: run(s) {:?} replaced to make room (instanceOverflow REPLACE)",
+                        caps.job_id,
+                        replaced.iter().map(|r| r.log_id).collect::<Vec<_>>()
+                    );
+                }
+                p.replaced = replaced;
+            }
+            Admitted::NotRun {
+                admission,
+                ids,
+                why,
+            } => {
+                log::info!("job {} fire {admission}: {why} (log {ids:?})", caps.job_id);
+                released.extend(p.claim());
+                let code = match admission {
+                    Admission::Queued => 0,
+                    _ => FAIL_CODE,
+                };
+                let codes = vec![code; ids.len()];
+                out[i] = Prepared::Skipped(TriggerReport {
+                    log_ids: ids,
+                    codes,
+                    error: Some(why),
+                    admission: Some(admission),
+                });
+            }
+        }
+    }
+    store.release_claims(&released).await
 }
 
 /// The executors of a group: its live registrations (automatic) or its fixed list (manual).

@@ -23,6 +23,8 @@ fn a_trigger_may_name_only_the_groups_executors() {
         address_list: vec!["http://10.0.0.2:9999/".into()],
         access_token: None,
         update_time: 0,
+        max_concurrent_instances: 0,
+        instance_overflow: crate::model::InstanceOverflow::Skip,
     };
     let asked: Vec<String> = [
         "http://10.0.0.1:9999",    // registered, without its slash
@@ -75,6 +77,8 @@ fn a_selector_keeps_the_executors_whose_labels_match() {
         address_list: Vec::new(),
         access_token: None,
         update_time: 0,
+        max_concurrent_instances: 0,
+        instance_overflow: crate::model::InstanceOverflow::Skip,
     };
     let registration = |i: u8, labels: &[(&str, &str)]| Registration {
         id: i as i64,
@@ -179,6 +183,7 @@ fn fire(route: RouteStrategy, addresses: &[&str], shards: usize) -> PreparedTrig
         }),
         param: String::new(),
         trigger_time: 0,
+        replaced: Vec::new(),
         shards: (0..shards)
             .map(|i| Shard {
                 index: i as i32,

@@ -7,6 +7,7 @@ use super::check_address;
 use super::error::{ApiError, ApiResult};
 use crate::alarm::webhook::ALLOW_PRIVATE_FLAG;
 use crate::executor::outbound;
+use crate::model::MAX_CONCURRENT_INSTANCES_LIMIT;
 use crate::web::AppState;
 
 /// `value` read as the enum `T`, or a 400 naming `field` and the allowed names.
@@ -77,6 +78,17 @@ pub(super) async fn check_webhook_target(state: &AppState, webhook: &str) -> Api
     if let Ok(Ok(addrs)) = resolved {
         outbound::refuse_private(&url, &addrs, ALLOW_PRIVATE_FLAG)
             .map_err(|why| ApiError::field("alarmWebhook", why))?;
+    }
+    Ok(())
+}
+
+/// A job's or a group's `maxConcurrentInstances`: 0 (no cap) to the limit.
+pub(super) fn check_instance_cap(field: &'static str, cap: i32) -> ApiResult<()> {
+    if !(0..=MAX_CONCURRENT_INSTANCES_LIMIT).contains(&cap) {
+        return Err(ApiError::field(
+            field,
+            format!("{field} must be 0 (no cap) to {MAX_CONCURRENT_INSTANCES_LIMIT}"),
+        ));
     }
     Ok(())
 }

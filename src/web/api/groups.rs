@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 
 use super::audit::{self, Change};
 use super::auth::Principal;
+use super::checks::{check_instance_cap, parse_enum};
 use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
@@ -41,6 +42,10 @@ struct GroupView {
     address_list: Vec<String>,
     access_token_set: bool,
     update_time: i64,
+    /// The most runs of its jobs open at once across every admin; 0 for no cap.
+    max_concurrent_instances: i32,
+    /// What a fire beyond that cap does: SKIP, QUEUE, REPLACE or ALLOW.
+    instance_overflow: &'static str,
 }
 
 /// Create/update body; on update, omitted fields keep their value.
@@ -53,6 +58,13 @@ struct GroupBody {
     address_list: Option<Vec<String>>,
     /// `""` removes the group's own token (the global one applies again).
     access_token: Option<String>,
+    /// The most runs of the group's jobs open at once across every admin (0 to 100000; 0, the
+    /// default, for no cap), claimed with each run row like a job's own cap; both hold.
+    max_concurrent_instances: Option<i32>,
+    /// What a fire beyond the group's cap does: `SKIP` (default), `QUEUE` (bounded by the
+    /// job's `instanceQueueMax` and `instanceQueueTtlSecs`), `REPLACE` (the group's oldest open
+    /// run is closed and killed) or `ALLOW`.
+    instance_overflow: Option<String>,
 }
 
 /// Live executor addresses per app name (beat within 90 s), sorted.
@@ -89,6 +101,8 @@ fn view(group: JobGroup, live: &BTreeMap<String, Vec<String>>) -> GroupView {
         address_list,
         access_token_set: group.access_token.as_deref().is_some_and(|t| !t.is_empty()),
         update_time: group.update_time,
+        max_concurrent_instances: group.max_concurrent_instances,
+        instance_overflow: group.instance_overflow.as_str(),
     }
 }
 
@@ -120,6 +134,13 @@ fn apply(group: &mut JobGroup, body: GroupBody) -> ApiResult<()> {
     if let Some(token) = body.access_token {
         let token = token.trim().to_string();
         group.access_token = (!token.is_empty()).then_some(token);
+    }
+    if let Some(cap) = body.max_concurrent_instances {
+        check_instance_cap("maxConcurrentInstances", cap)?;
+        group.max_concurrent_instances = cap;
+    }
+    if let Some(v) = body.instance_overflow {
+        group.instance_overflow = parse_enum("instanceOverflow", &v)?;
     }
 
     let app = &group.app_name;
@@ -286,6 +307,8 @@ async fn create(
         address_list: Vec::new(),
         access_token: None,
         update_time: now_ms(),
+        max_concurrent_instances: 0,
+        instance_overflow: crate::model::InstanceOverflow::Skip,
     };
     apply(&mut group, body)?;
     group.id = state.store.insert_group(&group).await?;
@@ -430,6 +453,8 @@ mod tests {
             address_list: Vec::new(),
             access_token: None,
             update_time: 0,
+            max_concurrent_instances: 0,
+            instance_overflow: crate::model::InstanceOverflow::Skip,
         }
     }
 
@@ -531,6 +556,8 @@ mod proptests {
                 address_list: Vec::new(),
                 access_token: None,
                 update_time: 0,
+                max_concurrent_instances: 0,
+                instance_overflow: crate::model::InstanceOverflow::Skip,
             };
             match parse_value::<GroupBody>(body).and_then(|b| apply(&mut group, b)) {
                 Ok(()) => {

@@ -13,7 +13,7 @@ use crate::actors::result_intake::{complete_one, CallbackOutcome};
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::executor_calls::Credentials;
-use crate::model::{executor_token, RunRow};
+use crate::model::{executor_token, Admission, RunRow};
 use crate::protocol::{AdminProtocol, HandleCallbackParam, FAIL_CODE, SUCCESS_CODE};
 use crate::store::{LogFilter, LogStatus};
 use crate::web::AppState;
@@ -53,6 +53,10 @@ struct LogView {
     handle_code: i32,
     handle_msg: Option<String>,
     alarm_status: i32,
+    /// Why the run stands as it does: `RAN` (admitted and sent), `QUEUED` (waiting for a slot
+    /// of its job's or group's instance cap), `SKIPPED`, `REFUSED` (the cap's queue was full)
+    /// or `NO_EXECUTOR` (none online, matching or undrained to send it to).
+    admission: &'static str,
 }
 
 impl From<RunRow> for LogView {
@@ -75,6 +79,7 @@ impl From<RunRow> for LogView {
             handle_code: l.handle_code,
             handle_msg: l.handle_msg,
             alarm_status: l.alarm_status,
+            admission: l.admission.as_str(),
         }
     }
 }
@@ -86,6 +91,8 @@ struct ListQuery {
     job_group: Option<i32>,
     job_id: Option<i32>,
     status: Option<String>,
+    /// Only runs with this admission: RAN, QUEUED, SKIPPED, REFUSED or NO_EXECUTOR.
+    admission: Option<String>,
     from: Option<i64>,
     to: Option<i64>,
     offset: Option<i64>,
@@ -128,10 +135,23 @@ async fn list(
             return Err(ApiError::field("from", "from must not be after to"));
         }
     }
+    let admission = match q
+        .admission
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        None => None,
+        Some(a) => Some(
+            a.parse::<Admission>()
+                .map_err(|e| ApiError::field("admission", format!("admission: {e}")))?,
+        ),
+    };
     let filter = LogFilter {
         job_group,
         job_id: q.job_id.filter(|j| *j > 0),
         status,
+        admission,
         from: q.from,
         to: q.to,
         offset,
@@ -146,6 +166,44 @@ async fn list(
         total,
         items: logs.into_iter().map(LogView::from).collect(),
     }))
+}
+
+/// A kill of a fire still waiting in its instance queue: it leaves the queue unrun.
+async fn cancel_queued(
+    state: &AppState,
+    principal: &Principal,
+    log: RunRow,
+) -> ApiResult<HttpResponse> {
+    let why = format!(
+        "cancelled by {} while it waited in its instance queue; not run",
+        principal.user.username
+    );
+    if !state.store.cancel_queued(log.id, &why).await? {
+        return Err(ApiError::Conflict(format!(
+            "log {} no longer waits in its queue (it was sent, or its wait ran out): try again",
+            log.id
+        )));
+    }
+    log::info!(
+        "user '{}' cancelled queued log {} of job {}",
+        principal.user.username,
+        log.id,
+        log.job_id
+    );
+    audit::record(
+        state,
+        principal,
+        audit::Change {
+            action: "run.kill",
+            target_type: "run",
+            target_id: log.id,
+            summary: why.clone(),
+            before: None,
+            after: None,
+        },
+    )
+    .await;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "code": SUCCESS_CODE, "msg": why })))
 }
 
 /// The log row if the caller may see it: 404 when missing, 403 when not permitted.
@@ -317,6 +375,9 @@ async fn kill(
     path: web::Path<i64>,
 ) -> ApiResult<HttpResponse> {
     let log = load_log(&state, &principal, path.into_inner()).await?;
+    if log.admission == Admission::Queued {
+        return cancel_queued(&state, &principal, log).await;
+    }
     if log.trigger_code != SUCCESS_CODE {
         return Err(ApiError::Conflict(format!(
             "log {} did not start on an executor (trigger code {}); nothing to kill",

@@ -159,6 +159,7 @@ struct GroupForm {
     addresses: String,
     api_url: String,
     api_method: &'static str,
+    overflow_policies: &'static [&'static str],
 }
 
 fn form(req: &HttpRequest, principal: &Principal, group: JobGroup) -> PageResult {
@@ -170,6 +171,7 @@ fn form(req: &HttpRequest, principal: &Principal, group: JobGroup) -> PageResult
         group,
         api_url,
         api_method,
+        overflow_policies: crate::model::InstanceOverflow::NAMES,
     }))
 }
 
@@ -183,6 +185,8 @@ pub(super) async fn new(req: HttpRequest, principal: Principal) -> PageResult {
         address_list: Vec::new(),
         access_token: None,
         update_time: 0,
+        max_concurrent_instances: 0,
+        instance_overflow: crate::model::InstanceOverflow::Skip,
     };
     form(&req, &principal, group)
 }

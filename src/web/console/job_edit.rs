@@ -11,10 +11,11 @@ use super::{nav, render, save_target, visible_groups, Nav};
 use crate::actors::timing_rules::EXECUTOR_DEAD_AFTER_MS;
 use crate::clock::now_ms;
 use crate::model::{
-    join_ids, GlueType, JobGroup, JobInfo, MisfireStrategy, RouteStrategy, ScheduleType,
-    TRIGGER_STATUS_STOPPED,
+    join_ids, GlueType, InstanceOverflow, JobGroup, JobInfo, MisfireStrategy, RouteStrategy,
+    ScheduleType, TRIGGER_STATUS_STOPPED,
 };
 use crate::protocol::BlockStrategy;
+use crate::store::InstanceCounts;
 use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiError;
 use crate::web::api::load_job;
@@ -37,6 +38,9 @@ struct JobForm {
     glue_types: Vec<&'static str>,
     /// The job's triggers queued on its executors, as their latest beats reported them.
     queues: Vec<QueueLine>,
+    overflow_policies: &'static [&'static str],
+    /// Its runs holding slots of its instance cap and its fires waiting for one (capped jobs).
+    instances: Option<InstanceCounts>,
 }
 
 /// The job's queue on one executor.
@@ -86,8 +90,14 @@ impl JobForm {
         } else {
             Vec::new()
         };
+        let instances = match job.id > 0 && job.max_concurrent_instances > 0 {
+            true => Some(state.store.instance_counts(job.id).await?),
+            false => None,
+        };
         Ok(JobForm {
             queues,
+            instances,
+            overflow_policies: InstanceOverflow::NAMES,
             nav: nav(req, principal, "jobs"),
             children: join_ids(&job.child_job_ids).replace(',', ", "),
             job,

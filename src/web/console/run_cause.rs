@@ -1,13 +1,16 @@
 //! Why a run failed, in a line: read from its trigger message (which executor answered what, or
 //! which call failed how, or why none was called) or from its result.
 
-use crate::model::RunRow;
+use crate::model::{Admission, RunRow};
 
 /// What went wrong, with the parts the page words in the reader's language.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Cause {
     /// No executor was called: the routing's reason (none online, none matching, all drained).
     NotSent { why: String },
+    /// Not run: its job's or group's instance cap was reached (skipped, or its queue was full
+    /// or its wait too long).
+    NotAdmitted { why: String },
     /// The call to an executor got no answer: what it met.
     CallFailed { address: String, why: String },
     /// The executor answered the trigger with a refusal.
@@ -38,6 +41,16 @@ impl Cause {
         if run.trigger_code == 0 || run.trigger_code == 200 {
             return None;
         }
+        if matches!(run.admission, Admission::Skipped | Admission::Refused) {
+            let why = trigger_text
+                .lines()
+                .rev()
+                .find_map(|l| l.trim().strip_prefix("msg："))
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            return Some(Cause::NotAdmitted { why });
+        }
         Some(from_trigger(trigger_text, run.trigger_code))
     }
 
@@ -45,7 +58,7 @@ impl Cause {
     /// protocol's own words; the page's labels frame them).
     pub(super) fn detail(&self, max: usize) -> String {
         let text = match self {
-            Cause::NotSent { why } => why.clone(),
+            Cause::NotSent { why } | Cause::NotAdmitted { why } => why.clone(),
             Cause::CallFailed { why, .. } => why.clone(),
             Cause::Refused { msg, .. } | Cause::Failed { msg, .. } => msg.clone(),
         };
@@ -56,6 +69,7 @@ impl Cause {
     pub(super) fn key(&self) -> &'static str {
         match self {
             Cause::NotSent { .. } => "cause_not_sent",
+            Cause::NotAdmitted { .. } => "cause_not_admitted",
             Cause::CallFailed { .. } => "cause_call_failed",
             Cause::Refused { .. } => "cause_refused",
             Cause::Failed { .. } => "cause_failed",
@@ -65,7 +79,7 @@ impl Cause {
     /// The executor it concerns, if one.
     pub(super) fn address(&self) -> &str {
         match self {
-            Cause::NotSent { .. } => "",
+            Cause::NotSent { .. } | Cause::NotAdmitted { .. } => "",
             Cause::CallFailed { address, .. }
             | Cause::Refused { address, .. }
             | Cause::Failed { address, .. } => address,
@@ -166,10 +180,29 @@ mod tests {
             alarm_status: 0,
             wf_run_id: None,
             wf_node: None,
+            admission: crate::model::Admission::Ran,
         }
     }
 
     const HEAD: &str = "Trigger type：Manual\nAddress list：[http://10.0.0.5:9999/]\n\n>>>>>>>>>>>Trigger<<<<<<<<<<<\n";
+
+    #[test]
+    fn a_fire_its_instance_cap_kept_from_running_says_so() {
+        let text =
+            format!("{HEAD}admission：SKIPPED\nmsg：skipped: job 1 has 2 of 2 instances open");
+        let mut skipped = run(500, 0, "");
+        skipped.admission = Admission::Skipped;
+        let cause = Cause::of(&skipped, &text).expect("a cause");
+        assert_eq!(cause.key(), "cause_not_admitted");
+        assert_eq!(cause.detail(80), "skipped: job 1 has 2 of 2 instances open");
+        let mut queued = run(0, 0, "");
+        queued.admission = Admission::Queued;
+        assert_eq!(
+            Cause::of(&queued, &text),
+            None,
+            "a queued fire has not failed"
+        );
+    }
 
     #[test]
     fn an_executors_refusal_names_it_and_its_words() {

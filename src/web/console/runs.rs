@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::errors::PageResult;
 use super::run_cause::{cut, Cause};
 use super::{nav, render, url_encode, utc_text, visible_groups, Nav};
-use crate::model::{JobGroup, RunRow};
+use crate::model::{Admission, JobGroup, RunRow};
 use crate::store::{LogFilter, LogStatus};
 use crate::web::api::auth::Principal;
 use crate::web::api::logs::load_log;
@@ -107,6 +107,11 @@ impl RunsPageFilters {
 
 /// How a run stands, for its pill.
 fn outcome(log: &RunRow) -> (&'static str, &'static str) {
+    match log.admission {
+        Admission::Queued => return ("run", "state_QUEUED"),
+        Admission::Skipped => return ("fail", "state_SKIPPED"),
+        _ => {}
+    }
     match (log.trigger_code, log.handle_code) {
         (_, 200) => ("ok", "success"),
         (_, code) if code > 0 => ("fail", "fail"),
@@ -169,6 +174,7 @@ pub(super) async fn list(
                 job_group: filter.group,
                 job_id: filter.job,
                 status: filter.status,
+                admission: None,
                 from: filter.from,
                 to: filter.to,
                 offset: (filter.page - 1) * PAGE_SIZE,
@@ -245,6 +251,8 @@ struct RunPage {
     trigger_utc: String,
     handle_utc: String,
     running: bool,
+    /// Waiting for a slot of its instance cap: a kill takes it off the queue.
+    queued: bool,
     /// Why it failed, when it did.
     cause: Option<Cause>,
     /// The body of the call that runs the job again with this run's parameter.
@@ -283,6 +291,7 @@ pub(super) async fn detail(
         trigger_utc: utc_text(run.trigger_time),
         handle_utc: utc_text(run.handle_time),
         running: status == "running",
+        queued: run.admission == Admission::Queued,
         run,
     }))
 }

@@ -93,6 +93,14 @@ pub(super) struct JobView {
     log_retention_days: i32,
     /// The newest runs kept, older ones deleted whatever their age; 0 for no count bound.
     log_retention_runs: i32,
+    /// The most of its runs open at once across every admin; 0 for no cap.
+    max_concurrent_instances: i32,
+    /// What a fire beyond that cap does: SKIP, QUEUE, REPLACE or ALLOW.
+    instance_overflow: &'static str,
+    /// Under QUEUE, the most fires waiting for a slot.
+    instance_queue_max: i32,
+    /// Under QUEUE, how long a fire may wait for a slot, seconds.
+    instance_queue_ttl_secs: i32,
 }
 
 impl From<JobInfo> for JobView {
@@ -130,6 +138,10 @@ impl From<JobInfo> for JobView {
             executor_selector: j.executor_selector,
             log_retention_days: j.log_retention_days,
             log_retention_runs: j.log_retention_runs,
+            max_concurrent_instances: j.max_concurrent_instances,
+            instance_overflow: j.instance_overflow.as_str(),
+            instance_queue_max: j.instance_queue_max,
+            instance_queue_ttl_secs: j.instance_queue_ttl_secs,
         }
     }
 }
@@ -178,6 +190,22 @@ pub(super) struct JobBody {
     /// retention whatever their age; 0 (the default) for no count bound. With days too, both
     /// bounds hold.
     log_retention_runs: Option<i32>,
+    /// The most of its runs open at once across every admin of the cluster (0 to 100000):
+    /// a run counts from its fire until its result (or its refusal), and the slot is claimed in
+    /// the transaction that inserts its run row, so the cap holds under any race. 0 (the
+    /// default) for no cap. Its group's cap, if set, holds too.
+    max_concurrent_instances: Option<i32>,
+    /// What a fire beyond `maxConcurrentInstances` does: `SKIP` (the default: its run row is
+    /// recorded as SKIPPED), `QUEUE` (it waits for a slot, see `instanceQueueMax`),
+    /// `REPLACE` (the oldest open run is closed and killed on its executor) or `ALLOW` (it
+    /// runs anyway).
+    instance_overflow: Option<String>,
+    /// Under QUEUE, the most fires waiting for a slot (1 to 10000, default 100); one more is
+    /// REFUSED.
+    instance_queue_max: Option<i32>,
+    /// Under QUEUE, how long a fire may wait for a slot, seconds (1 to 604800, default 600);
+    /// then it is SKIPPED.
+    instance_queue_ttl_secs: Option<i32>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

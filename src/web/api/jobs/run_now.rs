@@ -29,6 +29,13 @@ pub(crate) struct TriggerBody {
 struct TriggerAnswer {
     log_ids: Vec<i64>,
     trigger_codes: Vec<i32>,
+    /// Present when the job's (or its group's) instance cap kept the run from starting now:
+    /// `QUEUED` (it starts when a slot frees), `SKIPPED` or `REFUSED`; the rows say the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admission: Option<&'static str>,
+    /// Why, with `admission`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 /// `POST /jobs/{id}/trigger {executorParam?, addressList?}`: one manual run now; waits until
@@ -133,8 +140,11 @@ pub(crate) async fn trigger_job(
         },
     )
     .await;
+    let reason = report.admission.and(report.error);
     Ok(HttpResponse::Ok().json(TriggerAnswer {
         log_ids: report.log_ids,
         trigger_codes: report.codes,
+        admission: report.admission.map(|a| a.as_str()),
+        reason,
     }))
 }

@@ -4,11 +4,12 @@
 use super::*;
 
 use crate::model::{
-    BlockStrategy, LOG_RETENTION_DAYS_MAX, LOG_RETENTION_RUNS_MAX, MAX_QUEUED_LIMIT,
+    BlockStrategy, INSTANCE_QUEUE_MAX_LIMIT, INSTANCE_QUEUE_TTL_MAX_SECS, LOG_RETENTION_DAYS_MAX,
+    LOG_RETENTION_RUNS_MAX, MAX_QUEUED_LIMIT,
 };
 use crate::routing::Selector;
 use crate::web::api::checks::{check_alarm_fields, check_webhook_target};
-pub(super) use crate::web::api::checks::{max_chars, parse_enum};
+pub(super) use crate::web::api::checks::{check_instance_cap, max_chars, parse_enum};
 
 /// Copies the given fields onto `job`, parsing enum names.
 pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
@@ -80,6 +81,18 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
     }
     if let Some(v) = body.max_queued {
         job.max_queued = v;
+    }
+    if let Some(v) = body.max_concurrent_instances {
+        job.max_concurrent_instances = v;
+    }
+    if let Some(v) = body.instance_overflow {
+        job.instance_overflow = parse_enum("instanceOverflow", &v)?;
+    }
+    if let Some(v) = body.instance_queue_max {
+        job.instance_queue_max = v;
+    }
+    if let Some(v) = body.instance_queue_ttl_secs {
+        job.instance_queue_ttl_secs = v;
     }
     if let Some(v) = body.child_job_ids {
         let mut seen = HashSet::new();
@@ -205,11 +218,30 @@ pub(super) fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
             ),
         ));
     }
+    check_instance_limits(job)?;
     max_chars("glueRemark", &job.glue_remark, 128)?;
     if crate::model::join_ids(&job.child_job_ids).len() > 255 {
         return Err(ApiError::field("childJobIds", "too many child jobs"));
     }
     Ok(tz)
+}
+
+/// `maxConcurrentInstances` and its queue's bounds.
+fn check_instance_limits(job: &JobInfo) -> ApiResult<()> {
+    check_instance_cap("maxConcurrentInstances", job.max_concurrent_instances)?;
+    if !(1..=INSTANCE_QUEUE_MAX_LIMIT).contains(&job.instance_queue_max) {
+        return Err(ApiError::field(
+            "instanceQueueMax",
+            format!("instanceQueueMax must be 1 to {INSTANCE_QUEUE_MAX_LIMIT}"),
+        ));
+    }
+    if !(1..=INSTANCE_QUEUE_TTL_MAX_SECS).contains(&job.instance_queue_ttl_secs) {
+        return Err(ApiError::field(
+            "instanceQueueTtlSecs",
+            format!("instanceQueueTtlSecs must be 1 to {INSTANCE_QUEUE_TTL_MAX_SECS} seconds"),
+        ));
+    }
+    Ok(())
 }
 
 /// The shortest chain of child lists that leads from `job_id` back to itself, when its new
