@@ -380,6 +380,7 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ("users", "Users", "用户管理"),
     ("version", "Version", "版本"),
     ("view", "View", "查看"),
+    ("waiting_for_slot", "Waiting for an instance slot", "等待实例名额"),
     ("wf_description", "Description", "描述"),
     ("wf_name", "Name", "名称"),
     ("wf_params", "Params", "运行参数"),

@@ -42,13 +42,7 @@ impl Cause {
             return None;
         }
         if matches!(run.admission, Admission::Skipped | Admission::Refused) {
-            let why = trigger_text
-                .lines()
-                .rev()
-                .find_map(|l| l.trim().strip_prefix("msg："))
-                .unwrap_or_default()
-                .trim()
-                .to_string();
+            let why = admission_reason(trigger_text);
             return Some(Cause::NotAdmitted { why });
         }
         Some(from_trigger(trigger_text, run.trigger_code))
@@ -93,6 +87,17 @@ impl Cause {
             _ => None,
         }
     }
+}
+
+/// Why admission did not run a fire now: the last `msg：` line of its trigger message.
+pub(super) fn admission_reason(trigger_text: &str) -> String {
+    trigger_text
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("msg："))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// The trigger message's last call (`Trigger Job：` block) or, without one, its last words.

@@ -8,7 +8,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
-use super::run_cause::{cut, Cause};
+use super::run_cause::{admission_reason, cut, Cause};
 use super::{nav, render, url_encode, utc_text, visible_groups, Nav};
 use crate::model::{Admission, JobGroup, RunRow};
 use crate::store::{LogFilter, LogStatus};
@@ -251,8 +251,9 @@ struct RunPage {
     trigger_utc: String,
     handle_utc: String,
     running: bool,
-    /// Waiting for a slot of its instance cap: a kill takes it off the queue.
-    queued: bool,
+    /// Why it waits for a slot of its instance cap, while it does (a kill takes it off the
+    /// queue).
+    queued: Option<String>,
     /// Why it failed, when it did.
     cause: Option<Cause>,
     /// The body of the call that runs the job again with this run's parameter.
@@ -276,6 +277,7 @@ pub(super) async fn detail(
     let (pill, status) = outcome(&run);
     let trigger_msg = plain_text(run.trigger_msg.as_deref().unwrap_or_default());
     let cause = Cause::of(&run, &trigger_msg);
+    let queued = (run.admission == Admission::Queued).then(|| admission_reason(&trigger_msg));
     let rerun_body = serde_json::json!({
         "executorParam": run.executor_param.clone().unwrap_or_default()
     })
@@ -291,7 +293,7 @@ pub(super) async fn detail(
         trigger_utc: utc_text(run.trigger_time),
         handle_utc: utc_text(run.handle_time),
         running: status == "running",
-        queued: run.admission == Admission::Queued,
+        queued,
         run,
     }))
 }

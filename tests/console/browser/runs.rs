@@ -203,3 +203,67 @@ async fn a_script_job_made_in_the_console_runs_on_the_embedded_executor_live() {
 
     close(app, browser).await;
 }
+
+#[actix_web::test]
+async fn a_capped_jobs_queued_fire_shows_on_its_pages_and_is_cancelled() {
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
+        return;
+    };
+    let group = app.group("capped-app").await;
+    // the executor never reports a result, so the first run holds the job's one slot
+    let executor = FakeExecutor::start(&app.base, &app.token, Behaviour::without_results());
+    executor.register("capped-app").await;
+    let job = app.job(group, "Capped import").await;
+    let res = app
+        .api
+        .update_job(
+            job,
+            json!({"maxConcurrentInstances": 1, "instanceOverflow": "QUEUE"}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(app.api.trigger_job(job, None).await.status, 200);
+    let res = app.api.trigger_job(job, None).await;
+    assert_eq!(res.body["admission"], "QUEUED", "{}", res.body);
+    let queued = res.body["logIds"][0].as_i64().unwrap();
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+
+    for (lang, open_text) in [("en", "Open runs 1 / 1"), ("zh", "运行中 1 / 1")] {
+        c.goto(&format!("{}/jobs/{job}", app.base)).await.unwrap();
+        select(b, "#lang", lang).await;
+        b.wait_text("#job-instances", open_text).await;
+        for width in [1400, 390] {
+            set_width(b, width).await;
+            full_shot(b, width, &format!("job-instances-{lang}-{width}")).await;
+        }
+        set_width(b, 1400).await;
+        c.goto(&format!("{}/runs/{queued}", app.base))
+            .await
+            .unwrap();
+        b.wait_text("#run-admission", "QUEUED").await;
+        b.wait_text("#run-queued", "1 of 1 instances open").await;
+        for width in [1400, 390] {
+            set_width(b, width).await;
+            full_shot(b, width, &format!("run-queued-{lang}-{width}")).await;
+        }
+        set_width(b, 1400).await;
+    }
+    select(b, "#lang", "en").await;
+
+    // Kill on a queued run cancels it: it is never sent
+    b.click(&format!("button[data-call='/api/v1/logs/{queued}/kill']"))
+        .await;
+    c.accept_alert().await.unwrap();
+    wait_for(Duration::from_secs(10), || async {
+        let row = app.api.get_log(queued).await.body;
+        (row["handleCode"] != 0).then_some(())
+    })
+    .await;
+    assert_eq!(
+        executor.calls_to("run").len(),
+        1,
+        "the queued fire was never sent"
+    );
+}
