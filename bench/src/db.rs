@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use jobwheel::clock::now_ms;
-use jobwheel::model::{AddressType, JobGroup, JobInfo, MisfireStrategy, ScheduleType};
+use jobwheel::model::{
+    AddressType, InstanceOverflow, JobGroup, JobInfo, MisfireStrategy, ScheduleType,
+};
 use jobwheel::store::{Backend, JobFilter, PoolSettings, Store};
 
 /// App name of the simulated executors' group.
@@ -82,6 +84,8 @@ impl BenchDb {
                 address_list: Vec::new(),
                 access_token: None,
                 update_time: now_ms(),
+                max_concurrent_instances: 0,
+                instance_overflow: InstanceOverflow::Skip,
             })
             .await
             .map_err(|e| format!("cannot create group {app}: {e}"))
