@@ -1,4 +1,5 @@
-//! The admin's calls to executors: `run`/`trigger`, `beat`, `idleBeat`, `kill`, `log`.
+//! The admin's calls to executors: `run`/`trigger`, `beat`, `idleBeat`, `kill`, `log`, and
+//! jobwheel's `dropLogs`.
 //!
 //! One [`ExecutorCalls`] per arbiter/thread (awc clients are not `Send`); it keeps connections
 //! alive between calls. Every answer is read as XXL-JOB's envelope, whichever of `content`/`data`
@@ -14,8 +15,8 @@ use serde_json::Value;
 
 use crate::http1::{Http1Client, HttpTarget, BODY_MAX};
 use crate::protocol::{
-    AdminProtocol, AnyReturn, IdleBeatParam, KillParam, LogParam, LogResult, ReturnT, TriggerParam,
-    ACCESS_TOKEN_HEADER, APP_NAME_HEADER, FAIL_CODE,
+    AdminProtocol, AnyReturn, DropLogsParam, DroppedLog, IdleBeatParam, KillParam, LogParam,
+    LogResult, ReturnT, TriggerParam, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, FAIL_CODE,
 };
 
 /// XXL-JOB's admin→executor timeout (`xxl.job.timeout`, 3 s).
@@ -221,6 +222,20 @@ impl ExecutorCalls {
     /// Stops a job's worker on the executor.
     pub async fn kill(&self, address: &str, creds: &Credentials, job_id: i32) -> AnyReturn {
         self.call(address, "kill", creds, Some(&KillParam { job_id }))
+            .await
+            .unwrap_or_else(failure)
+    }
+
+    /// Asks a jobwheel executor to drop the logs of runs the admin's retention removed (at most
+    /// [`DROP_LOGS_MAX_RUNS`](crate::protocol::DROP_LOGS_MAX_RUNS) per call); an XXL-JOB
+    /// executor answers it not found.
+    pub async fn drop_logs(
+        &self,
+        address: &str,
+        creds: &Credentials,
+        logs: Vec<DroppedLog>,
+    ) -> AnyReturn {
+        self.call(address, "dropLogs", creds, Some(&DropLogsParam { logs }))
             .await
             .unwrap_or_else(failure)
     }

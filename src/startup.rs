@@ -288,7 +288,12 @@ pub fn start_actors_with(
     let report = Supervisor::start({
         let store = db.clone();
         let life = board.life("log-report");
-        move |_| LogReportActor::new(store, monitors, turns).with_life(life)
+        let token = access_token.to_string();
+        move |_| {
+            LogReportActor::new(store, monitors, turns)
+                .with_life(life)
+                .with_executor_token(token)
+        }
     });
     board.watch("dispatcher", dispatcher.clone().recipient());
     board.watch("ring", ring.clone().recipient());

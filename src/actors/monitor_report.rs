@@ -8,7 +8,14 @@
 //! (each count reads the day's every run). With
 //! `--log-retention-days N > 0`, the first pass and then at most one pass a day delete the logs
 //! triggered before today's midnight minus N days, in batches, until none are left.
+//!
+//! Runs removed by their job's own bounds (`logRetentionDays`, `logRetentionRuns`) would keep
+//! their lines on the executors for the executors' own days, so after such a pass the executors
+//! still listed in the runs' groups are asked to drop them (`/dropLogs`, jobwheel's extension;
+//! XXL-JOB executors answer it not found and keep their files to their own retention).
 
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Instant;
 
 use actix::prelude::*;
@@ -18,8 +25,10 @@ use chrono_tz::Tz;
 use super::monitor::{MonitorSettings, Pace, PassTurns};
 use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
-use crate::model::LogReport;
-use crate::store::{ActorStore, MonitorPass, Store, StoreError};
+use crate::executor_calls::{Credentials, ExecutorCalls};
+use crate::model::{executor_token, LogReport};
+use crate::protocol::{AdminProtocol, DroppedLog, DROP_LOGS_MAX_RUNS, SUCCESS_CODE};
+use crate::store::{ActorStore, MonitorPass, RunLogPlace, Store, StoreError};
 
 /// Most batches one retention run deletes; the rest goes at the next run.
 const MAX_RETENTION_BATCHES: u32 = 100_000;
@@ -30,6 +39,10 @@ pub const SETTLED_DAY_RECOUNT_MS: i64 = 10 * 60 * 1_000;
 /// How long after a day's end runs with that day's trigger time may still be written (a fire
 /// dispatched late by a take-over); a count made earlier does not settle the day.
 const DAY_END_MARGIN_MS: i64 = 60_000;
+
+/// Most runs one pass asks executors to drop; the lines of any beyond go by the executors' own
+/// retention.
+pub const MAX_DROPS_PER_PASS: usize = 100_000;
 
 /// What one pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,6 +57,9 @@ pub struct ReportPassReport {
     pub batches: u32,
     /// Expired sessions removed.
     pub sessions_deleted: u64,
+    /// Runs removed by their job's own bounds whose executors are to drop their lines (at most
+    /// [`MAX_DROPS_PER_PASS`]).
+    pub dropped: Vec<RunLogPlace>,
 }
 
 /// Epoch ms of the first instant of `date` in `tz` (midnight, or the first hour that exists
@@ -136,8 +152,10 @@ async fn retention(
     if settings.log_retention_days > 0 {
         let before = retention_cutoff(tz, now, settings.log_retention_days);
         report.retention_ran = true;
-        let deleted =
-            clear_in_batches(store, report, || store.find_log_ids_expired(before, batch)).await?;
+        let deleted = clear_in_batches(store, report, false, || {
+            store.find_log_ids_expired(before, batch)
+        })
+        .await?;
         if deleted > 0 {
             log::info!(
                 "log retention: deleted {deleted} log(s) triggered before {} ({} days)",
@@ -154,14 +172,14 @@ async fn retention(
         let mut deleted = 0;
         if let Ok(days @ 1..) = u32::try_from(days) {
             let before = retention_cutoff(tz, now, days);
-            deleted += clear_in_batches(store, report, || {
+            deleted += clear_in_batches(store, report, true, || {
                 store.find_log_ids_to_clear(None, Some(job_id), Some(before), None, batch)
             })
             .await?;
         }
         if runs > 0 {
             let keep = Some(i64::from(runs));
-            deleted += clear_in_batches(store, report, || {
+            deleted += clear_in_batches(store, report, true, || {
                 store.find_log_ids_to_clear(None, Some(job_id), None, keep, batch)
             })
             .await?;
@@ -175,10 +193,12 @@ async fn retention(
     Ok(())
 }
 
-/// Deletes what `find` names, batch after batch, until it names nothing; how many went.
+/// Deletes what `find` names, batch after batch, until it names nothing; how many went. With
+/// `drop_lines`, where the runs' lines are is kept in the report first.
 async fn clear_in_batches<F, Fut>(
     store: &Store,
     report: &mut ReportPassReport,
+    drop_lines: bool,
     find: F,
 ) -> Result<u64, StoreError>
 where
@@ -191,6 +211,11 @@ where
         if ids.is_empty() {
             break;
         }
+        if drop_lines && report.dropped.len() < MAX_DROPS_PER_PASS {
+            let mut places = store.run_log_places(&ids).await?;
+            places.truncate(MAX_DROPS_PER_PASS - report.dropped.len());
+            report.dropped.extend(places);
+        }
         let deleted = store.delete_logs(&ids).await?;
         report.batches += 1;
         report.logs_deleted += deleted;
@@ -200,6 +225,69 @@ where
         }
     }
     Ok(total)
+}
+
+/// Asks the executors still listed in the runs' groups to drop the runs' lines, with each
+/// group's token. An address no longer in its group is not sent the token: the lines there go
+/// by that executor's own retention.
+async fn drop_on_executors(
+    store: ActorStore,
+    global_token: String,
+    calls: Rc<ExecutorCalls>,
+    dropped: Vec<RunLogPlace>,
+) {
+    let groups = match store.run(|s| async move { s.list_groups().await }).await {
+        Ok(groups) => groups,
+        Err(e) => {
+            log::warn!("log retention: cannot read the groups to have run logs dropped: {e}");
+            return;
+        }
+    };
+    let mut by_target: HashMap<(i32, String), Vec<DroppedLog>> = HashMap::new();
+    for place in dropped {
+        let Some(address) = place.executor_address else {
+            continue;
+        };
+        by_target
+            .entry((place.job_group, address))
+            .or_default()
+            .push(DroppedLog {
+                log_id: place.log_id,
+                log_date_time: place.trigger_time,
+            });
+    }
+    for ((group_id, address), logs) in by_target {
+        let listed = groups.iter().find(|g| {
+            g.id == group_id
+                && g.address_list
+                    .iter()
+                    .any(|a| a.trim().trim_end_matches('/') == address.trim_end_matches('/'))
+        });
+        let Some(group) = listed else {
+            log::info!(
+                "log retention: {address} is no longer in group {group_id}; its {} removed run log(s) go by its own retention",
+                logs.len()
+            );
+            continue;
+        };
+        let creds = Credentials {
+            access_token: Some(executor_token(Some(group), &global_token)),
+            app_name: Some(group.app_name.clone()),
+            protocol: AdminProtocol::V2,
+        };
+        for chunk in logs.chunks(DROP_LOGS_MAX_RUNS) {
+            let answer = calls.drop_logs(&address, &creds, chunk.to_vec()).await;
+            if answer.code != SUCCESS_CODE {
+                // an XXL-JOB executor has no such path; one that is down keeps its files
+                log::info!(
+                    "log retention: {address} (group {group_id}) did not drop {} run log(s): {}",
+                    logs.len(),
+                    answer.msg.as_deref().unwrap_or("no message")
+                );
+                break;
+            }
+        }
+    }
 }
 
 /// True when `last`, the stored count of the day ending at `end`, need not be made again at
@@ -218,6 +306,9 @@ pub struct LogReportActor {
     turns: PassTurns,
     pace: Pace,
     life: ActorLife,
+    /// The admin's token, sent to executors whose group has none of its own.
+    executor_token: String,
+    calls: Rc<ExecutorCalls>,
 }
 
 impl LogReportActor {
@@ -230,6 +321,16 @@ impl LogReportActor {
             turns,
             pace: Pace::default(),
             life: ActorLife::detached("log-report"),
+            executor_token: String::new(),
+            calls: Rc::new(ExecutorCalls::default()),
+        }
+    }
+
+    /// Asks executors to drop removed runs' lines with `token` (a group's own token first).
+    pub fn with_executor_token(self, token: String) -> Self {
+        LogReportActor {
+            executor_token: token,
+            ..self
         }
     }
 
@@ -274,6 +375,17 @@ impl LogReportActor {
                     Ok(report) => {
                         if report.retention_ran {
                             act.last_retention = Some(Instant::now());
+                        }
+                        if !report.dropped.is_empty() {
+                            ctx.spawn(
+                                drop_on_executors(
+                                    act.store.clone(),
+                                    act.executor_token.clone(),
+                                    act.calls.clone(),
+                                    report.dropped,
+                                )
+                                .into_actor(act),
+                            );
                         }
                         act.pace.worked(act.settings.report_interval)
                     }

@@ -14,10 +14,10 @@ use crate::actors::job_table::{IdleBeat, JobTable, Kill, RunTrigger, WasAccepted
 use crate::metrics::{ExecutorMetrics, RefusalReason};
 use crate::protocol::{
     check_trigger, constant_time_eq, decode, request_error, uri_not_found, AnyReturn,
-    IdleBeatParam, Keyed, KillParam, LogParam, LogResult, PayloadKey, ReturnT, TriggerParam,
-    ACCESS_TOKEN_HEADER, APP_NAME_HEADER, BODY_TIMEOUT, MSG_ACCESS_TOKEN_WRONG,
-    MSG_JOB_ALREADY_KILLED, MSG_JOB_BUSY, MSG_LOG_FILE_NOT_EXISTS, MSG_METHOD_NOT_SUPPORTED,
-    MSG_RUN_ACCEPTED_NO_LOG,
+    DropLogsParam, IdleBeatParam, Keyed, KillParam, LogParam, LogResult, PayloadKey, ReturnT,
+    TriggerParam, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, BODY_TIMEOUT, DROP_LOGS_MAX_RUNS,
+    MSG_ACCESS_TOKEN_WRONG, MSG_JOB_ALREADY_KILLED, MSG_JOB_BUSY, MSG_LOG_FILE_NOT_EXISTS,
+    MSG_METHOD_NOT_SUPPORTED, MSG_RUN_ACCEPTED_NO_LOG, SUCCESS_CODE,
 };
 
 /// Largest request body, as the Java executor's aggregator allows.
@@ -47,6 +47,8 @@ pub(crate) enum Endpoint {
     Run,
     Kill,
     Log,
+    /// jobwheel's extension: drop the logs of runs the admin's retention removed.
+    DropLogs,
 }
 
 const ROUTES: &[(&str, Endpoint)] = &[
@@ -56,6 +58,7 @@ const ROUTES: &[(&str, Endpoint)] = &[
     ("/trigger", Endpoint::Run),
     ("/kill", Endpoint::Kill),
     ("/log", Endpoint::Log),
+    ("/dropLogs", Endpoint::DropLogs),
 ];
 
 fn answer<T: Serialize>(ret: &ReturnT<T>) -> HttpResponse {
@@ -240,10 +243,45 @@ async fn handle(
                 Err(e) => fail(request_error(&e.to_string())),
             }
         }
+        Endpoint::DropLogs => drop_logs(&body, &state).await,
     }
 }
 
-/// Registers the six exact paths on `cfg` (at the root, or inside the scope the caller mounts it in).
+/// `/dropLogs`: removes the named runs' lines; what is left of other runs stays as it was.
+async fn drop_logs(body: &[u8], state: &ServiceState) -> HttpResponse {
+    let p: DropLogsParam = match decode(body) {
+        Ok(p) => p,
+        Err(e) => return fail(request_error(&e.to_string())),
+    };
+    if p.logs.len() > DROP_LOGS_MAX_RUNS {
+        return fail(format!(
+            "logs: at most {DROP_LOGS_MAX_RUNS} runs per request, got {}",
+            p.logs.len()
+        ));
+    }
+    let runs: Vec<(i64, i64)> = p.logs.iter().map(|l| (l.log_date_time, l.log_id)).collect();
+    let logs = state.logs.clone();
+    match web::block(move || logs.drop_runs(&runs)).await {
+        Ok(Ok(dropped)) => {
+            log::info!(
+                "dropped the logs of {dropped} of {} run(s) the admin's retention removed",
+                p.logs.len()
+            );
+            answer(&AnyReturn {
+                code: SUCCESS_CODE,
+                msg: Some(format!("dropped {dropped} run log(s)")),
+                payload: Some(dropped.into()),
+            })
+        }
+        Ok(Err(e)) => {
+            log::warn!("cannot drop run logs: {e}");
+            fail(format!("cannot drop run logs: {e}"))
+        }
+        Err(e) => fail(request_error(&format!("executor unavailable: {e}"))),
+    }
+}
+
+/// Registers the exact paths (XXL-JOB's six and jobwheel's `/dropLogs`) on `cfg` (at the root, or inside the scope the caller mounts it in).
 pub(crate) fn routes(state: ServiceState) -> impl Fn(&mut web::ServiceConfig) + Clone {
     move |cfg: &mut web::ServiceConfig| {
         for (path, endpoint) in ROUTES {

@@ -161,12 +161,53 @@ impl LogResult {
     }
 }
 
+/// Most runs one `/dropLogs` request names, so one request stays small and quick to serve.
+pub const DROP_LOGS_MAX_RUNS: usize = 1_000;
+
+/// One run whose log an executor is asked to drop: the `/log` request's two keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DroppedLog {
+    /// The run's log row.
+    #[serde(deserialize_with = "lenient::int64")]
+    pub log_id: i64,
+    /// Its trigger time in epoch ms, which names the dated directory its lines are in.
+    #[serde(deserialize_with = "lenient::int64")]
+    pub log_date_time: i64,
+}
+
+/// Body of `/dropLogs`, jobwheel's extension: the admin's retention removed these runs by their
+/// job's own bounds, so their lines go too. XXL-JOB executors answer it not found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropLogsParam {
+    /// At most [`DROP_LOGS_MAX_RUNS`].
+    pub logs: Vec<DroppedLog>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::test_support::*;
     use crate::protocol::*;
     use serde_json::json;
+
+    #[test]
+    fn drop_logs_bodies_read_ints_leniently() {
+        let p: DropLogsParam = serde_json::from_value(
+            json!({"logs": [{"logId": "7", "logDateTime": 1700000000000i64}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            p.logs,
+            vec![DroppedLog {
+                log_id: 7,
+                log_date_time: 1_700_000_000_000
+            }]
+        );
+        let back = serde_json::to_value(&p).unwrap();
+        assert_eq!(back["logs"][0]["logId"], json!(7));
+        assert!(serde_json::from_value::<DropLogsParam>(json!({})).is_err());
+    }
 
     #[test]
     fn log_answer_with_lines() {

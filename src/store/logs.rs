@@ -22,6 +22,19 @@ const RESULT_LOGS_CHUNK: usize = 1_000;
 /// run's result was stored first.
 pub const TRIGGER_OUTCOME_GRACE_MS: i64 = 60_000;
 
+/// Where a run's log lines are: what an executor needs to drop them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLogPlace {
+    /// The run's log row.
+    pub log_id: i64,
+    /// Its group, whose token the executor expects.
+    pub job_group: i32,
+    /// The executor it was sent to; `None` when the trigger reached none.
+    pub executor_address: Option<String>,
+    /// Its trigger time, epoch ms (the `/log` request's `logDateTime`).
+    pub trigger_time: i64,
+}
+
 /// One result for [`Store::complete_logs`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogResultRow {
@@ -441,6 +454,31 @@ impl Store {
             .map(|r| Ok((r.int("id")?, r.int("log_retention_days")?, r.int("log_retention_runs")?)))
             .collect::<Result<Vec<_>, sqlx::Error>>()?);
         Ok(rows)
+    }
+
+    /// Where the lines of the runs `ids` are, for the runs that were sent to an executor.
+    pub async fn run_log_places(&self, ids: &[i64]) -> StoreResult<Vec<RunLogPlace>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = self.sql(format!(
+            "SELECT id, job_group, executor_address, trigger_time FROM job_log \
+             WHERE id IN ({}) AND executor_address IS NOT NULL ORDER BY id",
+            placeholders(ids.len())
+        ));
+        let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
+        let places = on_pool!(self, pool => bind_params!(sqlx::query(&sql).persistent(false), params)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|r| Ok(RunLogPlace {
+                log_id: r.long("id")?,
+                job_group: r.int("job_group")?,
+                executor_address: r.opt_text("executor_address")?.filter(|a| !a.is_empty()),
+                trigger_time: r.long("trigger_time")?,
+            }))
+            .collect::<Result<Vec<_>, sqlx::Error>>()?);
+        Ok(places)
     }
 
     /// Deletes log rows by id (with the full outputs of workflow nodes); returns how many went.

@@ -52,7 +52,7 @@ pub use claims::{ClaimJob, ClaimKey, ClusterNode, OrphanFire, OrphanRun};
 pub(crate) use groups::split_addresses;
 pub use groups::GroupToken;
 pub use jobs::JobFilter;
-pub use logs::{LogFilter, LogResultRow, LogStatus, TRIGGER_OUTCOME_GRACE_MS};
+pub use logs::{LogFilter, LogResultRow, LogStatus, RunLogPlace, TRIGGER_OUTCOME_GRACE_MS};
 pub use run_tx::{NodeLog, NodeLogRow, RunTx};
 pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
 pub use settings::ACCESS_TOKEN_SETTING;

@@ -3,29 +3,9 @@
 
 use std::time::Duration;
 
-use crate::engine_support::Engine;
+use crate::engine_support::{wait_listed, Engine};
 use crate::kit::worker::{Plan, Worker};
-use crate::kit::TestApp;
 use jobwheel::model::{GlueType, RouteStrategy};
-
-/// Waits until `group` lists `n` registered executors.
-async fn wait_listed(admin: &TestApp, group: i32, n: usize) {
-    admin
-        .wait_until(
-            "the executors are listed",
-            Duration::from_secs(10),
-            || async {
-                admin
-                    .store
-                    .get_group(group)
-                    .await
-                    .ok()
-                    .flatten()
-                    .is_some_and(|g| g.address_list.len() == n)
-            },
-        )
-        .await;
-}
 
 backends!(app: a_bounded_serial_queue_refuses_the_trigger_beyond_it, |admin| {
     let group = admin.db_group("bounded").await;

@@ -11,8 +11,13 @@ use jobwheel::actors::monitor_report::{
 use jobwheel::model::{AddressType, JobGroup, JobInfo, Role, Session, TriggerOutcome, User};
 use jobwheel::store::{LogFilter, Store};
 
+use crate::engine_support::{fast, wait_listed, Engine};
 use crate::kit::app::admin_settings;
 use crate::kit::db::cron_log;
+use crate::kit::worker::Worker;
+use crate::kit::TestApp;
+use jobwheel::model::{GlueType, RouteStrategy};
+use serde_json::{json, Value};
 
 const DAY: i64 = 86_400_000;
 /// 2024-07-10T12:00:00Z
@@ -272,6 +277,21 @@ backends!(db: jobs_keep_their_own_retention, |db| {
     assert_eq!(kept_ages(last3), [10, 5, 1], "its newest 3 (and the 30 days)");
     assert_eq!(kept_ages(long), [60, 40, 20, 10, 5, 1], "its own 90 days");
     assert_eq!(kept_ages(short), [5, 1], "its 7 days and newest 2");
+    // what a job's own bounds removed is to be dropped on its executor too; what the admin's
+    // days removed goes by the executors' own days, as XXL-JOB's does
+    let mut dropped: Vec<(i64, i64, Option<String>)> = report
+        .dropped
+        .iter()
+        .map(|p| (p.log_id, p.trigger_time, p.executor_address.clone()))
+        .collect();
+    dropped.sort_unstable();
+    let expected: Vec<(i64, i64, Option<String>)> = rows
+        .iter()
+        .filter(|(j, age, _)| (*j == last3 && *age == 20) || (*j == short && *age >= 10))
+        .map(|(_, age, id)| (*id, today - age * DAY + 3_600_000, Some("http://e/".into())))
+        .collect();
+    assert_eq!(dropped, expected);
+    assert!(report.dropped.iter().all(|p| p.job_group == g));
 
     // with the admin keeping everything, a job's own bounds still hold
     let runs = s.insert_job(&with("two runs", 0, 2)).await.unwrap();
@@ -284,6 +304,7 @@ backends!(db: jobs_keep_their_own_retention, |db| {
         .unwrap();
     assert!(report.retention_ran);
     assert_eq!(report.logs_deleted, 4, "only the two-run job's four oldest");
+    assert_eq!(report.dropped.len(), 4);
     assert_eq!(all_log_ids(s).await.len(), before - 4);
 });
 
@@ -314,4 +335,63 @@ backends!(db: expired_sessions_are_removed, |db| {
         .unwrap();
     assert_eq!(report.sessions_deleted, 2);
     assert!(s.get_session("live", NOW).await.unwrap().is_some());
+});
+
+/// Reads run `log_id`'s log from `worker` directly, as the admin's `/log` call does.
+async fn worker_log(app: &TestApp, worker: &Worker, log_id: i64, at: i64) -> Value {
+    let mut answer = awc::Client::default()
+        .post(format!("{}log", worker.address()))
+        .insert_header(("XXL-JOB-ACCESS-TOKEN", app.token.as_str()))
+        .send_json(&json!({"logDateTime": at, "logId": log_id, "fromLineNum": 1}))
+        .await
+        .expect("the executor answers");
+    let body: Value = answer.json().await.expect("an envelope");
+    body["data"].clone()
+}
+
+backends!(app: executors_drop_the_lines_of_runs_a_jobs_own_bounds_removed, |b| b.monitors(|m| {
+    fast(m);
+    m.report_interval = Duration::from_millis(300);
+    m.retention_every = Duration::ZERO;
+}), |admin| {
+    let group = admin.db_group("dropping").await;
+    let worker = Worker::start(admin, "dropping", &["work"]).await;
+    let job = admin
+        .db_job(group, |j| {
+            j.glue_type = GlueType::Bean;
+            j.executor_handler = "work".into();
+            j.executor_route_strategy = RouteStrategy::First;
+            j.log_retention_runs = 1;
+        })
+        .await;
+    wait_listed(admin, group, 1).await;
+    // three runs one after the other, each with lines on the executor
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let id = admin.manual(job).await[0];
+        admin
+            .wait_until("the run ends", Duration::from_secs(10), || async {
+                admin.logs_of(job).await.iter().any(|r| r.id == id && r.handle_code == 200)
+            })
+            .await;
+        let row = admin.logs_of(job).await.into_iter().find(|r| r.id == id).expect("its row");
+        let page = worker_log(admin, &worker, id, row.trigger_time).await;
+        assert!(page["toLineNum"].as_i64().unwrap_or(0) > 0, "run {id} has lines: {page}");
+        runs.push((id, row.trigger_time));
+    }
+    // the job keeps its newest run: the rows of the first two go, and then their lines
+    admin
+        .wait_until("the executor drops the two older runs' lines", Duration::from_secs(15), || async {
+            let rows: Vec<i64> = admin.logs_of(job).await.iter().map(|r| r.id).collect();
+            let mut gone = rows == [runs[2].0];
+            for (id, at) in &runs[..2] {
+                gone &= worker_log(admin, &worker, *id, *at).await["toLineNum"] == 0;
+            }
+            gone
+        })
+        .await;
+    let (id, at) = runs[2];
+    let kept = worker_log(admin, &worker, id, at).await;
+    assert!(kept["toLineNum"].as_i64().unwrap_or(0) > 0, "the kept run keeps its lines: {kept}");
+    worker.stop().await;
 });

@@ -216,3 +216,22 @@ pub fn start_webhook_receiver() -> (String, Hooks) {
     actix_web::rt::spawn(server);
     (format!("http://127.0.0.1:{port}"), hooks)
 }
+
+/// Waits until `group` lists `n` registered executors.
+pub async fn wait_listed(admin: &TestApp, group: i32, n: usize) {
+    admin
+        .wait_until(
+            "the executors are listed",
+            Duration::from_secs(10),
+            || async {
+                admin
+                    .store
+                    .get_group(group)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_some_and(|g| g.address_list.len() == n)
+            },
+        )
+        .await;
+}

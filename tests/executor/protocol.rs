@@ -21,6 +21,7 @@ both_targets!(
     v35_admin_protocol,
     builtin_handlers,
     oversized_body_is_refused,
+    dropped_runs_lose_their_logs,
 );
 
 async fn envelope_method_path_and_token(target: Target) {
@@ -86,7 +87,14 @@ async fn envelope_method_path_and_token(target: Target) {
         json!({"code":500,"msg":"invalid request, accessToken or appname invalid."})
     );
 
-    for path in ["/run", "/trigger", "/kill", "/idleBeat", "/log"] {
+    for path in [
+        "/run",
+        "/trigger",
+        "/kill",
+        "/idleBeat",
+        "/log",
+        "/dropLogs",
+    ] {
         let a = exec.post_raw(path, "not json", &[]).await;
         assert_eq!(a["code"], 500, "{path}: {a}");
         let msg = a["msg"].as_str().unwrap();
@@ -539,5 +547,76 @@ async fn oversized_body_is_refused(target: Target) {
     assert_eq!(
         a,
         json!({"code":500,"msg":"request error:request body larger than 5242880 bytes"})
+    );
+}
+
+/// jobwheel's `/dropLogs`: the admin's retention removed runs by their job's own bounds, and
+/// their lines go; other runs' lines, in the same segment, stay.
+async fn dropped_runs_lose_their_logs(target: Target) {
+    let admin = FakeAdmin::start();
+    let opts = Opts {
+        token: Some("tok".into()),
+        ..Opts::default()
+    };
+    let exec = Exec::start(target, &admin, opts).await;
+    let (gone, kept) = (
+        bean(1, "demoJobHandler", "a"),
+        bean(1, "demoJobHandler", "b"),
+    );
+    for p in [&gone, &kept] {
+        exec.run_ok(p).await;
+        assert_eq!(admin.wait_callback(p.log_id, WAIT).await.handle_code, 200);
+    }
+    let read = |p: &jobwheel::protocol::TriggerParam| json!({"logDateTime": p.log_date_time, "logId": p.log_id, "fromLineNum": 1});
+    let body = json!({"logs": [{"logId": gone.log_id, "logDateTime": gone.log_date_time}]});
+
+    let mut stranger = awc::Client::default()
+        .post(format!("{}dropLogs", exec.base))
+        .send_body(body.to_string())
+        .await
+        .unwrap();
+    let refused: serde_json::Value =
+        serde_json::from_slice(&stranger.body().await.unwrap()).unwrap();
+    assert_eq!(refused["msg"], "The access token is wrong.");
+    assert!(exec.post("/log", read(&gone)).await["data"]["logContent"]
+        .as_str()
+        .unwrap()
+        .contains("param: a"));
+
+    let too_many: Vec<_> = (0..1_001)
+        .map(|i| json!({"logId": i, "logDateTime": gone.log_date_time}))
+        .collect();
+    let a = exec.post("/dropLogs", json!({ "logs": too_many })).await;
+    assert_eq!(a["code"], 500);
+    assert!(
+        a["msg"].as_str().unwrap().starts_with("logs: at most 1000"),
+        "{a}"
+    );
+
+    let a = exec.post("/dropLogs", body.clone()).await;
+    assert_eq!(a["code"], 200, "{a}");
+    assert_eq!(a["msg"], "dropped 1 run log(s)");
+    // no line is left (the executor still remembers accepting the run, and says so)
+    let log = exec.post("/log", read(&gone)).await;
+    assert_eq!(log["data"]["toLineNum"], 0, "{log}");
+    assert!(
+        !log["data"]["logContent"]
+            .as_str()
+            .unwrap()
+            .contains("param"),
+        "{log}"
+    );
+    let log = exec.post("/log", read(&kept)).await;
+    assert!(
+        log["data"]["logContent"]
+            .as_str()
+            .unwrap()
+            .contains("param: b"),
+        "{log}"
+    );
+    // asked again, nothing is left to drop
+    assert_eq!(
+        exec.post("/dropLogs", body).await["msg"],
+        "dropped 0 run log(s)"
     );
 }

@@ -168,6 +168,14 @@ impl Worker {
             .collect()
     }
 
+    /// The address it registered, `http://127.0.0.1:{port}/`.
+    pub fn address(&self) -> String {
+        self.server
+            .as_ref()
+            .map(|s| s.address())
+            .unwrap_or_default()
+    }
+
     /// Stops the executor's server.
     pub async fn stop(mut self) {
         if let Some(server) = self.server.take() {

@@ -2,6 +2,7 @@
 //! (`{log-path}/{yyyy-MM-dd}/segment-{first id}.log`, see [`segment`]) and read back page by
 //! page for `/log`, which stays what XXL-JOB admins expect: a run's log by line number.
 
+mod drop;
 mod page;
 pub mod segment;
 
@@ -9,7 +10,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use chrono::Local;
@@ -47,6 +48,9 @@ struct OpenSegment {
 #[derive(Debug)]
 pub struct RunLogs {
     base: PathBuf,
+    /// Appends hold it shared; dropping runs' lines (a segment rewritten and renamed) holds it
+    /// alone, so no append lands in a file being replaced.
+    gate: RwLock<()>,
     open: Mutex<(u64, HashMap<PathBuf, OpenSegment>)>,
     indexes: Mutex<(u64, HashMap<PathBuf, KeptIndex>)>,
 }
@@ -59,6 +63,7 @@ impl RunLogs {
     pub fn new(base: &Path) -> Arc<Self> {
         Arc::new(RunLogs {
             base: base.to_path_buf(),
+            gate: RwLock::new(()),
             open: Mutex::new((0, HashMap::new())),
             indexes: Mutex::new((0, HashMap::new())),
         })
@@ -74,6 +79,7 @@ impl RunLogs {
     }
 
     fn append(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        let _appending = self.gate.read().unwrap_or_else(PoisonError::into_inner);
         let file = self.open_for_append(path)?;
         // one write per call: appends of other runs and threads never land inside it
         (&*file).write_all(bytes)

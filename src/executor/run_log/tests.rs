@@ -234,3 +234,84 @@ mod proptests {
         });
     }
 }
+
+#[test]
+fn dropped_runs_lose_their_lines_and_the_others_keep_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    for id in [5, 6, 7] {
+        logs.run(0, id).line(&format!("run {id}"));
+        logs.run(0, id).raw(b"second line\n");
+    }
+    // a run of another segment, alone in it, and one in the earlier layout
+    logs.run(0, 2_000).line("alone");
+    let legacy = segment::legacy_path(dir.path(), 0, 9);
+    std::fs::write(&legacy, "old\n").unwrap();
+    let segment = logs.run(0, 5).path().to_path_buf();
+    assert!(
+        logs.read(0, 6, 1).log_content.contains("run 6"),
+        "its index is built"
+    );
+
+    let found = logs
+        .drop_runs(&[(0, 6), (0, 2_000), (0, 9), (0, 8)])
+        .unwrap();
+    assert_eq!(found, 3, "8 never had lines");
+    assert_eq!(logs.read(0, 6, 1), LogResult::not_exists(1));
+    assert_eq!(logs.read(0, 2_000, 1), LogResult::not_exists(1));
+    assert_eq!(logs.read(0, 9, 1), LogResult::not_exists(1));
+    assert!(!legacy.exists());
+    assert!(
+        !logs.run(0, 2_000).path().exists(),
+        "a segment left empty is removed"
+    );
+    for id in [5, 7] {
+        let page = logs.read(0, id, 1);
+        assert_eq!(page.to_line_num, 2, "{page:?}");
+        assert!(page.log_content.contains(&format!("run {id}")));
+    }
+    let text = std::fs::read_to_string(&segment).unwrap();
+    assert!(!text.lines().any(|l| l.starts_with("6 ")), "{text}");
+    let names: Vec<_> = std::fs::read_dir(segment.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with('.')),
+        "no temporary left: {names:?}"
+    );
+
+    // appends after the drop go to the rewritten segment
+    logs.run(0, 5).line("after");
+    assert_eq!(logs.read(0, 5, 1).to_line_num, 3);
+    assert_eq!(
+        logs.drop_runs(&[(0, 6)]).unwrap(),
+        0,
+        "dropping again finds nothing"
+    );
+}
+
+#[test]
+fn appends_during_drops_are_never_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    for id in 0..100 {
+        logs.run(0, id).line("to drop");
+    }
+    let writer = {
+        let logs = logs.clone();
+        std::thread::spawn(move || {
+            for n in 0..2_000 {
+                logs.run(0, 500).line(&format!("line {n}"));
+            }
+        })
+    };
+    for id in 0..100 {
+        logs.drop_runs(&[(0, id)]).unwrap();
+    }
+    writer.join().unwrap();
+    assert_eq!(logs.read(0, 500, 1).to_line_num, 2_000);
+    for id in 0..100 {
+        assert_eq!(logs.read(0, id, 1), LogResult::not_exists(1));
+    }
+}
