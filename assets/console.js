@@ -412,17 +412,53 @@ async function glueRestore(url, id, question) {
   }
 }
 
-// The GLUE page: editor, save through the API, versions to view or restore.
-function glueEditor(form) {
+// The source field: CodeMirror (assets/editor.js) when it loaded, else the textarea with its
+// own gutter and indenting.
+function glueSourceField(form) {
   const area = form.elements.glueSource;
+  if (window.JobwheelEditor) {
+    try {
+      const editor = window.JobwheelEditor.create(area, form.dataset.glueType, area.getAttribute("aria-label"),
+        form.dataset.styleNonce);
+      document.getElementById("glue-gutter").hidden = true;
+      form.querySelector(".code-editor").classList.add("mounted");
+      return editor;
+    } catch (err) {
+      console.error("the code editor did not start; the plain field stays", err);
+      area.hidden = false;
+    }
+  }
+  glueGutter(area, document.getElementById("glue-gutter"));
+  glueIndent(area);
+  return area;
+}
+
+// Shows a side-by-side diff of the version in the view panel (left) and the editor's text.
+function glueCompare(panel, source, form) {
+  const box = document.getElementById("glue-diff");
+  const older = document.getElementById("glue-view-source");
+  box.replaceChildren();
+  if (!window.JobwheelEditor || box.hidden === false) {
+    box.hidden = true;
+    older.hidden = false;
+    return;
+  }
+  const labels = [panel.dataset.labelOld + " #" + panel.dataset.version, panel.dataset.labelNew];
+  window.JobwheelEditor.diff(box, older.textContent, source.value, form.dataset.glueType, labels,
+    form.dataset.styleNonce);
+  box.hidden = false;
+  older.hidden = true;
+}
+
+// The GLUE page: editor, save through the API, versions to view, compare or restore.
+function glueEditor(form) {
+  const source = glueSourceField(form);
   const remark = form.elements.glueRemark;
   const notice = form.querySelector(".notice");
   const table = document.getElementById("glue-versions");
   const url = form.dataset.glueApi;
-  let saved = area.value;
-  glueGutter(area, document.getElementById("glue-gutter"));
-  glueIndent(area);
-  window.addEventListener("beforeunload", (e) => { if (area.value !== saved) e.preventDefault(); });
+  let saved = source.value;
+  window.addEventListener("beforeunload", (e) => { if (source.value !== saved) e.preventDefault(); });
   form.noValidate = true;
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -430,9 +466,9 @@ function glueEditor(form) {
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     try {
-      const res = await api("PUT", url, { glueSource: area.value, glueRemark: remark.value });
+      const res = await api("PUT", url, { glueSource: source.value, glueRemark: remark.value });
       showErrors(form, null);
-      saved = area.value;
+      saved = source.value;
       remark.value = "";
       notice.textContent = form.dataset.done;
       notice.hidden = false;
@@ -447,17 +483,24 @@ function glueEditor(form) {
       button.disabled = false;
     }
   });
+  const panel = document.getElementById("glue-view");
+  const closeDiff = () => {
+    document.getElementById("glue-diff").hidden = true;
+    document.getElementById("glue-diff").replaceChildren();
+    document.getElementById("glue-view-source").hidden = false;
+  };
   table.addEventListener("click", (e) => {
     const view = e.target.closest("button[data-view-version]");
-    if (view) { glueView(url, view.dataset.viewVersion, table); return; }
+    if (view) { closeDiff(); glueView(url, view.dataset.viewVersion, table); return; }
     const restore = e.target.closest("button[data-restore-version]");
     if (restore) glueRestore(url, restore.dataset.restoreVersion, table.dataset.confirm);
   });
-  const panel = document.getElementById("glue-view");
   document.getElementById("glue-view-close").addEventListener("click", () => {
+    closeDiff();
     panel.hidden = true;
     for (const tr of table.tBodies[0].rows) tr.classList.remove("on");
   });
+  document.getElementById("glue-view-compare").addEventListener("click", () => glueCompare(panel, source, form));
   document.getElementById("glue-view-restore").addEventListener("click", () =>
     glueRestore(url, panel.dataset.version, table.dataset.confirm));
 }

@@ -11,12 +11,14 @@ use serde::{Deserialize, Serialize};
 pub use crate::protocol::{BlockStrategy, GlueType};
 
 mod address;
+mod glue_template;
 mod job;
 mod run;
 mod text;
 mod user;
 
 pub use address::*;
+pub use glue_template::*;
 pub use job::*;
 pub use run::*;
 pub use text::*;

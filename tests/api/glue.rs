@@ -214,3 +214,49 @@ backends!(app: normal_users_only_edit_glue_in_permitted_groups, |app| {
     assert_eq!(saved["current"]["glueSource"], "echo mine");
     assert_eq!(bob.get_glue(my_job).await.status, 200);
 });
+
+backends!(app: script_jobs_start_from_a_template_and_never_run_an_empty_script, |app| {
+    let api = &app.api;
+    let g = app.group("template-app").await;
+    // a new script job without a source gets its type's starting script
+    for (glue, mark) in [
+        ("GLUE_SHELL", "#!/bin/bash"),
+        ("GLUE_PYTHON", "sys.argv[1]"),
+        ("GLUE_NODEJS", "process.argv"),
+        ("GLUE_PHP", "<?php"),
+        ("GLUE_POWERSHELL", "$args[0]"),
+        ("GLUE_GROOVY", "extends IJobHandler"),
+    ] {
+        let res = api
+            .create_job(json!({"jobGroup": g, "jobDesc": glue, "glueType": glue}))
+            .await;
+        assert_eq!(res.status, 201, "{glue}: {}", res.body);
+        let source = res.body["glueSource"].as_str().unwrap();
+        assert!(source.contains(mark), "{glue}: {source}");
+    }
+    // an explicitly empty or blank script is refused, on create, update and save
+    for blank in ["", "  \n\t"] {
+        let res = api
+            .create_job(json!({"jobGroup": g, "jobDesc": "blank", "glueType": "GLUE_PYTHON",
+                "glueSource": blank}))
+            .await;
+        assert_eq!((res.status, res.field()), (400, "glueSource".into()), "{}", res.body);
+        assert!(res.error().contains("GLUE_PYTHON job with no script"), "{}", res.body);
+    }
+    let job = shell_job(app, g, "script").await;
+    let res = api.update_job(job, json!({"glueSource": " "})).await;
+    assert_eq!((res.status, res.field()), (400, "glueSource".into()), "{}", res.body);
+    let res = api
+        .save_glue(job, json!({"glueSource": "\n\n", "glueRemark": "nothing"}))
+        .await;
+    assert_eq!((res.status, res.field()), (400, "glueSource".into()), "{}", res.body);
+    let glue = api.get_glue(job).await.body;
+    assert_eq!(glue["current"]["glueSource"], "echo v0", "nothing was saved");
+    assert_eq!(glue["versions"], json!([]));
+    // a BEAN job switched to a script starts from the template; BEAN keeps no source
+    let bean = app.job(g, "bean").await;
+    assert_eq!(api.get_job(bean).await.body["glueSource"], "");
+    let res = api.update_job(bean, json!({"glueType": "GLUE_SHELL"})).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert!(res.body["glueSource"].as_str().unwrap().starts_with("#!/bin/bash"));
+});

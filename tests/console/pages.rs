@@ -13,7 +13,13 @@ backends!(app: pages_need_a_session_and_forbid_outside_scripts, |app| {
     assert!(login.csp.contains("script-src 'self'"), "{}", login.csp);
     assert!(login.csp.contains("frame-ancestors 'none'"), "{}", login.csp);
     assert!(!login.html.contains("<script>"), "no inline script");
-    for asset in ["console.css", "console.js", "favicon.svg"] {
+    for asset in [
+        "console.css",
+        "console.js",
+        "editor.js",
+        "editor-licences.txt",
+        "favicon.svg",
+    ] {
         assert_eq!(anon.page(&format!("/static/{asset}")).await.status, 200, "{asset}");
     }
     let escape = anon.page("/static/..%2FCargo.toml").await;
@@ -296,4 +302,31 @@ backends!(app: the_system_page_shows_actors_admins_database_and_executors, |app|
     let user = app.normal_user("sys-user", &[group]).await;
     assert_eq!(user.page("/system").await.status, 403);
     assert!(!user.page("/").await.html.contains(r#"href="/system""#));
+});
+
+backends!(app: only_the_glue_page_lets_the_editor_style_itself_with_a_fresh_nonce, |app| {
+    let group = app.group("nonce-app").await;
+    let res = app
+        .api
+        .create_job(serde_json::json!({"jobGroup": group, "jobDesc": "s", "glueType": "GLUE_SHELL"}))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let path = format!("/jobs/{}/glue", res.id());
+    let nonce_of = |page: &crate::kit::Page| -> String {
+        let (_, rest) = page.csp.split_once("style-src 'self' 'nonce-").expect("a style nonce");
+        rest.split('\'').next().unwrap_or_default().to_string()
+    };
+    let (one, two) = (app.api.page(&path).await, app.api.page(&path).await);
+    assert_eq!(one.status, 200);
+    let nonce = nonce_of(&one);
+    assert_eq!(nonce.len(), 32, "{}", one.csp);
+    assert_ne!(nonce, nonce_of(&two), "a nonce per answer");
+    assert!(one.html.contains(&format!(r#"data-style-nonce="{nonce}""#)));
+    assert!(one.csp.contains("script-src 'self';"), "scripts stay 'self' only: {}", one.csp);
+    assert!(one.csp.contains("frame-ancestors 'none'"), "{}", one.csp);
+    assert!(one.html.contains("/static/editor.js?v="), "the editor is loaded here");
+    let jobs = app.api.page("/jobs").await;
+    assert!(jobs.csp.contains("style-src 'self';"), "{}", jobs.csp);
+    assert!(!jobs.csp.contains("nonce"), "{}", jobs.csp);
+    assert!(!jobs.html.contains("editor.js"), "and only here");
 });

@@ -7,7 +7,7 @@ use super::check_address;
 use super::error::{ApiError, ApiResult};
 use crate::alarm::webhook::ALLOW_PRIVATE_FLAG;
 use crate::executor::outbound;
-use crate::model::MAX_CONCURRENT_INSTANCES_LIMIT;
+use crate::model::{GlueType, MAX_CONCURRENT_INSTANCES_LIMIT};
 use crate::web::AppState;
 
 /// `value` read as the enum `T`, or a 400 naming `field` and the allowed names.
@@ -88,6 +88,20 @@ pub(super) fn check_instance_cap(field: &'static str, cap: i32) -> ApiResult<()>
         return Err(ApiError::field(
             field,
             format!("{field} must be 0 (no cap) to {MAX_CONCURRENT_INSTANCES_LIMIT}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A script job's source must hold something: an empty one would "succeed" without running.
+pub(super) fn check_script_source(glue_type: GlueType, source: &str) -> ApiResult<()> {
+    if glue_type != GlueType::Bean && source.trim().is_empty() {
+        return Err(ApiError::field(
+            "glueSource",
+            format!(
+                "glueSource must not be empty: a {} job with no script would succeed without doing anything",
+                glue_type.as_str()
+            ),
         ));
     }
     Ok(())

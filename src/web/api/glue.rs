@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use super::audit;
 use super::auth::Principal;
+use super::checks::check_script_source;
 use super::error::answers;
 use super::error::{ApiError, ApiResult};
 use super::input::Json;
@@ -70,6 +71,8 @@ struct GlueView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct SaveBody {
+    /// The new source; required, and not empty or blank (an empty script would succeed
+    /// without doing anything).
     glue_source: Option<String>,
     glue_remark: Option<String>,
 }
@@ -251,10 +254,11 @@ async fn save(
 ) -> ApiResult<HttpResponse> {
     let id = path.into_inner();
     let body = body.into_inner();
-    load_script_job(&state, &principal, id).await?;
+    let job = load_script_job(&state, &principal, id).await?;
     let Some(source) = body.glue_source else {
         return Err(ApiError::field("glueSource", "glueSource is required"));
     };
+    check_script_source(job.glue_type, &source)?;
     let remark = check_remark(body.glue_remark)?;
     store_version(&state, &principal, id, &source, &remark, "glue.save").await
 }

@@ -1,23 +1,12 @@
-//! The console's stylesheet, script and icon, compiled into the binary (no CDN, no build step).
+//! The console's stylesheet, scripts and icon, compiled into the binary (no CDN, no npm at build
+//! time: `assets/editor.js` is CodeMirror, bundled once by `scripts/build-editor.sh`).
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 
-/// A hash of the assets, in their URLs, so a browser never keeps a stale copy.
-pub const VERSION: u64 = {
-    let mut hash = 0xcbf2_9ce4_8422_2325_u64;
-    let mut a = 0;
-    while a < ASSETS.len() {
-        let bytes = ASSETS[a].2;
-        let mut i = 0;
-        while i < bytes.len() {
-            hash = (hash ^ bytes[i] as u64).wrapping_mul(0x0100_0000_01b3);
-            i += 1;
-        }
-        a += 1;
-    }
-    hash
-};
+/// A hash of the assets (made by `build.rs`), in their URLs, so a browser never keeps a stale
+/// copy.
+pub const VERSION: &str = env!("JOBWHEEL_ASSETS_VERSION");
 
 /// `(name, content type, bytes)` of every asset.
 const ASSETS: &[(&str, &str, &[u8])] = &[
@@ -35,6 +24,16 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         "workflows.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../../assets/workflows.js"),
+    ),
+    (
+        "editor.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../../assets/editor.js"),
+    ),
+    (
+        "editor-licences.txt",
+        "text/plain; charset=utf-8",
+        include_bytes!("../../../assets/editor-licences.txt"),
     ),
     (
         "favicon.svg",

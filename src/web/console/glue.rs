@@ -1,12 +1,13 @@
-//! A script job's GLUE editor: the source with line numbers, a remark, and the last saved
-//! versions to view or restore. Saving and restoring are the REST API's
+//! A script job's GLUE editor (CodeMirror, whose styles need this answer's nonce): the source,
+//! a remark, and the last saved versions to view, compare or restore. Saving and restoring are the REST API's
 //! (`PUT /api/v1/jobs/{id}/glue`, `POST /api/v1/jobs/{id}/glue/{versionId}/restore`).
 
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest};
 use askama::Template;
 
 use super::errors::PageResult;
-use super::{nav, render, utc_text, Nav};
+use super::{nav, policy_with_style_nonce, render, utc_text, Nav};
 use crate::model::{GlueType, JobInfo};
 use crate::web::api::auth::Principal;
 use crate::web::api::load_job;
@@ -29,6 +30,8 @@ struct GluePage {
     script: bool,
     updated_utc: String,
     versions: Vec<VersionRow>,
+    /// This answer's nonce for the editor's `<style>` (CodeMirror writes its styles there).
+    style_nonce: String,
 }
 
 /// `GET /jobs/{id}/glue`.
@@ -57,11 +60,18 @@ pub(super) async fn page(
     } else {
         Vec::new()
     };
-    Ok(render(&GluePage {
+    let style_nonce = uuid::Uuid::new_v4().simple().to_string();
+    let mut page = render(&GluePage {
         nav: nav(&req, &principal, "jobs"),
         updated_utc: utc_text(job.glue_updatetime),
         script,
         job,
         versions,
-    }))
+        style_nonce: style_nonce.clone(),
+    });
+    if let Ok(policy) = HeaderValue::from_str(&policy_with_style_nonce(&style_nonce)) {
+        page.headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    Ok(page)
 }

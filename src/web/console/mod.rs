@@ -49,7 +49,7 @@ pub struct Nav {
     /// The tab to mark as open.
     pub active: &'static str,
     /// Appended to asset URLs so a new build's assets are not taken from a browser's cache.
-    pub asset_version: u64,
+    pub asset_version: &'static str,
 }
 
 impl Nav {
@@ -195,6 +195,21 @@ pub(super) fn url_encode(text: &str) -> String {
     out
 }
 
+/// Every page's policy: no inline or outside script or style, no framing.
+const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+     connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// [`CONTENT_SECURITY_POLICY`] that also lets `<style nonce="{nonce}">` apply: CodeMirror
+/// writes its styles into such an element. Scripts stay `'self'` only.
+fn policy_with_style_nonce(nonce: &str) -> String {
+    CONTENT_SECURITY_POLICY.replacen(
+        "style-src 'self'",
+        &format!("style-src 'self' 'nonce-{nonce}'"),
+        1,
+    )
+}
+
 /// Middleware: every page forbids inline and outside scripts, framing and MIME sniffing.
 async fn security_headers(
     req: ServiceRequest,
@@ -202,12 +217,14 @@ async fn security_headers(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let mut res = next.call(req).await?;
     let headers = res.headers_mut();
-    for (name, value) in [
-        (
+    // a page that set its own policy (the GLUE page's style nonce) keeps it
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-             connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        );
+    }
+    for (name, value) in [
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::REFERRER_POLICY, "same-origin"),

@@ -236,6 +236,19 @@ async fn text_of(b: &Browser, css: &str) -> String {
         .unwrap()
 }
 
+/// Replaces the editor's text by typing `keys` into it.
+async fn type_into_editor(b: &Browser, keys: &str) {
+    let content = b
+        .client
+        .find(Locator::Css("#glue-form .cm-content"))
+        .await
+        .expect("the editor");
+    content.click().await.unwrap();
+    // Ctrl+A, then what replaces it
+    content.send_keys("\u{E009}a\u{E009}").await.unwrap();
+    content.send_keys(keys).await.unwrap();
+}
+
 /// Picks `value` in the select `css`.
 async fn select(b: &Browser, css: &str, value: &str) {
     b.client
@@ -355,6 +368,7 @@ async fn assert_accessible(b: &Browser, page: &str) {
 }
 
 mod admin;
+mod glue;
 mod jobs;
 mod responsive;
 mod runs;

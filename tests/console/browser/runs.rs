@@ -157,12 +157,13 @@ async fn a_script_job_made_in_the_console_runs_on_the_embedded_executor_live() {
     c.goto(&format!("{}/jobs/{job}/glue", app.base))
         .await
         .unwrap();
-    let editor = c.find(Locator::Css("textarea.code")).await.unwrap();
-    editor.clear().await.unwrap();
-    editor
-        .send_keys("for i in 1 2 3 4 5; do echo \"line $i\"; sleep 1; done\n")
-        .await
-        .unwrap();
+    // a new script job starts from its type's template, replaced here
+    b.wait_text("#glue-form .cm-content", "#!/bin/bash").await;
+    type_into_editor(
+        b,
+        "for i in 1 2 3 4 5; do echo \"line $i\"; sleep 1; done\n",
+    )
+    .await;
     b.fill("input[name=glueRemark]", "count").await;
     b.click("#glue-form button[type=submit]").await;
     b.wait_text("#glue-versions", "count").await;

@@ -169,6 +169,8 @@ pub(super) struct JobBody {
     executor_fail_retry_count: Option<i32>,
     retry_interval_secs: Option<i32>,
     glue_type: Option<String>,
+    /// A script job's source; never empty for a script type. A new script job without one (or
+    /// a BEAN job switched to a script type) starts from its type's template.
     glue_source: Option<String>,
     glue_remark: Option<String>,
     child_job_ids: Option<Vec<i32>>,

@@ -4,12 +4,14 @@
 use super::*;
 
 use crate::model::{
-    BlockStrategy, INSTANCE_QUEUE_MAX_LIMIT, INSTANCE_QUEUE_TTL_MAX_SECS, LOG_RETENTION_DAYS_MAX,
-    LOG_RETENTION_RUNS_MAX, MAX_QUEUED_LIMIT,
+    glue_template, BlockStrategy, INSTANCE_QUEUE_MAX_LIMIT, INSTANCE_QUEUE_TTL_MAX_SECS,
+    LOG_RETENTION_DAYS_MAX, LOG_RETENTION_RUNS_MAX, MAX_QUEUED_LIMIT,
 };
 use crate::routing::Selector;
 use crate::web::api::checks::{check_alarm_fields, check_webhook_target};
-pub(super) use crate::web::api::checks::{check_instance_cap, max_chars, parse_enum};
+pub(super) use crate::web::api::checks::{
+    check_instance_cap, check_script_source, max_chars, parse_enum,
+};
 
 /// Copies the given fields onto `job`, parsing enum names.
 pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
@@ -65,7 +67,12 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.glue_type = parse_enum("glueType", &v)?;
     }
     if let Some(v) = body.glue_source {
+        check_script_source(job.glue_type, &v)?;
         job.glue_source = v;
+    }
+    // a new script job, or one switched from BEAN, starts from its type's script
+    if job.glue_type != GlueType::Bean && job.glue_source.trim().is_empty() {
+        job.glue_source = glue_template(job.glue_type).to_string();
     }
     if let Some(v) = body.glue_remark {
         job.glue_remark = v.trim().to_string();
@@ -561,6 +568,7 @@ mod proptests {
                     prop_assert!(job.retry_interval_secs >= 0);
                     prop_assert!(crate::model::join_ids(&job.child_job_ids).len() <= 255);
                     prop_assert!(job.glue_type != GlueType::Bean || !job.executor_handler.is_empty());
+                    prop_assert!(job.glue_type == GlueType::Bean || !job.glue_source.trim().is_empty());
                     // enums hold only known names, so the row reads back
                     prop_assert!(ScheduleType::ALL.contains(&job.schedule_type));
                     prop_assert!(MisfireStrategy::ALL.contains(&job.misfire_strategy));
