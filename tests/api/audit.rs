@@ -62,3 +62,33 @@ backends!(app: changes_are_recorded_with_before_and_after, |app| {
     assert_eq!(page.status, 200);
     assert!(page.html.contains("job.update") && page.html.contains("audited job v2"));
 });
+
+backends!(app: the_audit_page_shows_scripts_by_line_and_instants_as_times, |app| {
+    let group = app.group("audit-glue").await;
+    let res = app
+        .api
+        .create_job(json!({"jobGroup": group, "jobDesc": "script", "glueType": "GLUE_SHELL",
+            "glueSource": "#!/bin/bash\necho one\necho <b>two</b>\n"}))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let job = res.id();
+    let saved = app
+        .api
+        .save_glue(job, json!({"glueSource": "#!/bin/bash\necho one\necho three\n",
+            "glueRemark": "three"}))
+        .await;
+    assert_eq!(saved.status, 200, "{}", saved.body);
+    let page = app.api.page(&format!("/audit?target=job&id={job}")).await;
+    assert_eq!(page.status, 200);
+    let html = &page.html;
+    // the changed line, its neighbours as context, markup as text
+    assert!(html.contains(r#"<pre class="line-diff" tabindex="0">"#), "{html}");
+    assert!(html.contains(r#"<span class="l del">- echo &#60;b&#62;two&#60;/b&#62;</span>"#)
+        || html.contains(r#"<span class="l del">- echo &lt;b&gt;two&lt;/b&gt;</span>"#), "{html}");
+    assert!(html.contains(r#"<span class="l ins">+ echo three</span>"#), "{html}");
+    assert!(html.contains(r#"<span class="l">  echo one</span>"#), "{html}");
+    assert!(!html.contains("<b>two</b>"), "sources are never markup");
+    // the job's creation time is a time the page shows in the reader's zone, not epoch ms
+    let created = app.api.get_job(job).await.body["addTime"].as_i64().unwrap();
+    assert!(html.contains(&format!(r#"<time data-ms="{created}">"#)), "{html}");
+});

@@ -5,6 +5,7 @@ use askama::Template;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::audit_change::{FieldChange, Shown};
 use super::errors::PageResult;
 use super::{nav, render, url_encode, utc_text, Nav};
 use crate::web::api::audit::filter_of;
@@ -25,13 +26,6 @@ pub(super) struct AuditQuery {
     action: String,
     #[serde(default)]
     page: String,
-}
-
-/// One changed field.
-struct FieldChange {
-    field: String,
-    before: String,
-    after: String,
 }
 
 /// One entry as shown.
@@ -56,15 +50,6 @@ struct AuditPage {
     total: i64,
     prev_href: Option<String>,
     next_href: Option<String>,
-}
-
-/// A JSON value as a person reads it: strings without quotes, `null` as a dash.
-fn shown(v: &Value) -> String {
-    match v {
-        Value::Null => "—".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 fn href(q: &AuditQuery, page: i64) -> String {
@@ -102,11 +87,7 @@ pub(super) async fn page(
             let changes = match serde_json::from_str::<Value>(&e.changes) {
                 Ok(Value::Object(map)) => map
                     .into_iter()
-                    .map(|(field, pair)| FieldChange {
-                        before: shown(&pair["before"]),
-                        after: shown(&pair["after"]),
-                        field,
-                    })
+                    .map(|(field, pair)| FieldChange::of(field, &pair))
                     .collect(),
                 _ => Vec::new(),
             };

@@ -19,6 +19,7 @@ mod account;
 mod api_docs;
 mod assets;
 mod audit;
+mod audit_change;
 pub mod chart;
 mod dashboard;
 mod errors;

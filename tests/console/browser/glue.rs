@@ -177,10 +177,7 @@ async fn an_operator_edits_a_script_compares_and_restores_a_version() {
 
     // the page in both languages at both widths, checked by axe-core
     for lang in ["en", "zh"] {
-        c.goto(&format!("{}/", app.base)).await.unwrap();
-        select(b, "#lang", lang).await;
-        b.wait_text("header nav", if lang == "en" { "Jobs" } else { "任务管理" })
-            .await;
+        use_language(b, &app, lang).await;
         c.goto(&format!("{}/jobs/{id}/glue", app.base))
             .await
             .unwrap();
@@ -194,10 +191,19 @@ async fn an_operator_edits_a_script_compares_and_restores_a_version() {
     }
     set_width(b, 1400).await;
 
+    // the audit log shows each save as the lines it changed
+    use_language(b, &app, "en").await;
+    c.goto(&format!("{}/audit?target=job&id={id}", app.base))
+        .await
+        .unwrap();
+    b.wait_text("#audit", "+ echo three").await;
+    b.wait_text("#audit pre.line-diff .del", "- echo three")
+        .await;
+    assert_accessible(b, "the audit log with script changes").await;
+    b.screenshot("audit-script-lines").await;
+
     // a BEAN job's page says it has no script and links to its form
-    c.goto(&format!("{}/", app.base)).await.unwrap();
-    select(b, "#lang", "en").await;
-    b.wait_text("header nav", "Jobs").await;
+    use_language(b, &app, "en").await;
     c.goto(&format!("{}/jobs/{bean}/glue", app.base))
         .await
         .unwrap();

@@ -249,6 +249,14 @@ async fn type_into_editor(b: &Browser, keys: &str) {
     content.send_keys(keys).await.unwrap();
 }
 
+/// Switches the console to `lang` (`en` or `zh`) from its front page, as a user does.
+async fn use_language(b: &Browser, app: &TestApp, lang: &str) {
+    b.client.goto(&format!("{}/", app.base)).await.unwrap();
+    select(b, "#lang", lang).await;
+    b.wait_text("header nav", if lang == "en" { "Jobs" } else { "任务管理" })
+        .await;
+}
+
 /// Picks `value` in the select `css`.
 async fn select(b: &Browser, css: &str, value: &str) {
     b.client
