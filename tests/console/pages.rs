@@ -73,9 +73,24 @@ backends!(app: the_job_list_escapes_filters_and_pages, |app| {
     let none = app.api.page("/jobs?status=1").await;
     assert_eq!(none.html.matches("data-job-id=").count(), 0);
     // unreadable filters are ignored, not an error page
-    let odd = app.api.page("/jobs?group=x&status=7&page=-3").await;
+    let odd = app.api.page("/jobs?group=x&status=7&page=-3&size=7").await;
     assert_eq!(odd.status, 200);
-    assert_eq!(odd.html.matches("data-job-id=").count(), 20);
+    assert_eq!(odd.html.matches("data-job-id=").count(), 20, "an odd size is the default");
+
+    // numbered pages at a chosen size, which the filter form keeps
+    let small = app.api.page(&format!("/jobs?group={group}&size=10&page=2")).await;
+    assert_eq!(small.html.matches("data-job-id=").count(), 10);
+    assert!(small.html.contains(r#"<span class="current" aria-current="page">2</span>"#));
+    for page in [1, 3] {
+        let link = format!(r#"href="/jobs?group={group}&#38;page={page}&#38;size=10""#);
+        let plain = format!(r#"href="/jobs?group={group}&amp;page={page}&amp;size=10""#);
+        assert!(small.html.contains(&link) || small.html.contains(&plain), "page {page}: {}", small.html);
+    }
+    assert!(small.html.contains(r#"<input type="hidden" name="size" value="10">"#));
+    assert!(small.html.contains(r#"<span class="current" aria-current="true">10</span>"#));
+    let last = app.api.page(&format!("/jobs?group={group}&size=10&page=3")).await;
+    assert_eq!(last.html.matches("data-job-id=").count(), 6);
+    assert!(!last.html.contains(r#"rel="next""#), "the last page has no next");
 });
 
 backends!(app: normal_users_see_only_their_groups_on_pages, |app| {

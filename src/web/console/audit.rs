@@ -7,12 +7,13 @@ use serde_json::Value;
 
 use super::audit_change::{FieldChange, Shown};
 use super::errors::PageResult;
+use super::pager::{page_number, page_size, Pager, Position};
 use super::{nav, render, url_encode, utc_text, Nav};
 use crate::web::api::audit::filter_of;
 use crate::web::api::auth::Principal;
 use crate::web::AppState;
 
-const PAGE_SIZE: i64 = 30;
+const PAGE_SIZE: i64 = 20;
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct AuditQuery {
@@ -26,6 +27,8 @@ pub(super) struct AuditQuery {
     action: String,
     #[serde(default)]
     page: String,
+    #[serde(default)]
+    size: String,
 }
 
 /// One entry as shown.
@@ -45,16 +48,15 @@ struct Row {
 #[template(path = "audit.html")]
 struct AuditPage {
     nav: Nav,
+    size: i64,
     query: AuditQuery,
     rows: Vec<Row>,
-    total: i64,
-    prev_href: Option<String>,
-    next_href: Option<String>,
+    pager: Pager,
 }
 
-fn href(q: &AuditQuery, page: i64) -> String {
+fn href(q: &AuditQuery, page: i64, size: i64) -> String {
     format!(
-        "/audit?user={}&target={}&id={}&action={}&page={page}",
+        "/audit?user={}&target={}&id={}&action={}&page={page}&size={size}",
         url_encode(q.user.trim()),
         url_encode(q.target.trim()),
         url_encode(q.id.trim()),
@@ -71,15 +73,15 @@ pub(super) async fn page(
 ) -> PageResult {
     principal.require_admin()?;
     let q = query.into_inner();
-    let page: i64 = q.page.trim().parse().ok().filter(|p| *p >= 1).unwrap_or(1);
+    let (page, size) = (page_number(&q.page), page_size(&q.size, PAGE_SIZE));
     let mut filter = filter_of(
         Some(q.user.clone()),
         Some(q.target.clone()),
         q.id.trim().parse().ok(),
         Some(q.action.clone()),
     );
-    filter.offset = (page - 1) * PAGE_SIZE;
-    filter.limit = PAGE_SIZE;
+    filter.offset = (page - 1) * size;
+    filter.limit = size;
     let (total, entries) = state.store.list_audit(&filter).await?;
     let rows = entries
         .into_iter()
@@ -113,13 +115,17 @@ pub(super) async fn page(
             }
         })
         .collect();
-    let pages = (total + PAGE_SIZE - 1) / PAGE_SIZE;
+    let at = Position {
+        page,
+        size,
+        total: Some(total),
+        more: false,
+    };
     Ok(render(&AuditPage {
         nav: nav(&req, &principal, "audit"),
-        prev_href: (page > 1).then(|| href(&q, page - 1)),
-        next_href: (page < pages).then(|| href(&q, page + 1)),
+        pager: Pager::new(at, total.to_string(), |p, s| href(&q, p, s)),
+        size,
         query: q,
         rows,
-        total,
     }))
 }

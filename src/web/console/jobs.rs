@@ -6,6 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
+use super::pager::{page_number, page_size, Pager, Position};
 use super::{nav, render, utc_text, visible_groups, Nav};
 use crate::model::{GlueType, JobGroup, ScheduleType, TRIGGER_STATUS_STOPPED};
 use crate::store::JobFilter;
@@ -13,7 +14,7 @@ use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiResult;
 use crate::web::AppState;
 
-/// Jobs on one page.
+/// Jobs on one page unless the reader chose another size.
 const PAGE_SIZE: i64 = 20;
 
 /// The list's filters as the page's form sends them (empty fields mean "any").
@@ -31,6 +32,8 @@ pub(super) struct JobsQuery {
     author: String,
     #[serde(default)]
     page: String,
+    #[serde(default)]
+    size: String,
 }
 
 /// The filters, understood; what cannot be read is left out rather than refused.
@@ -41,6 +44,7 @@ pub(super) struct JobsPageFilters {
     handler: String,
     author: String,
     page: i64,
+    size: i64,
 }
 
 impl JobsPageFilters {
@@ -51,7 +55,8 @@ impl JobsPageFilters {
             desc: q.desc.trim().to_string(),
             handler: q.handler.trim().to_string(),
             author: q.author.trim().to_string(),
-            page: q.page.trim().parse().ok().filter(|p| *p >= 1).unwrap_or(1),
+            page: page_number(&q.page),
+            size: page_size(&q.size, PAGE_SIZE),
         }
     }
 
@@ -60,8 +65,8 @@ impl JobsPageFilters {
         self.group == Some(*id.borrow())
     }
 
-    /// This list at another page.
-    fn href(&self, page: i64) -> String {
+    /// This list at another page and size.
+    fn href(&self, page: i64, size: i64) -> String {
         let mut pairs = vec![];
         if let Some(g) = self.group {
             pairs.push(format!("group={g}"));
@@ -79,6 +84,9 @@ impl JobsPageFilters {
             }
         }
         pairs.push(format!("page={page}"));
+        if size != PAGE_SIZE {
+            pairs.push(format!("size={size}"));
+        }
         format!("/jobs?{}", pairs.join("&"))
     }
 }
@@ -105,12 +113,10 @@ struct JobsPage {
     groups: Vec<JobGroup>,
     filter: JobsPageFilters,
     jobs: Vec<JobRow>,
-    total: i64,
-    prev_href: Option<String>,
-    next_href: Option<String>,
+    pager: Pager,
 }
 
-/// `GET /jobs?group&status&desc&handler&author&page`.
+/// `GET /jobs?group&status&desc&handler&author&page&size`.
 pub(super) async fn list(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -129,8 +135,8 @@ pub(super) async fn list(
                 job_desc: Some(filter.desc.clone()),
                 executor_handler: Some(filter.handler.clone()),
                 author: Some(filter.author.clone()),
-                offset: (filter.page - 1) * PAGE_SIZE,
-                limit: PAGE_SIZE,
+                offset: (filter.page - 1) * filter.size,
+                limit: filter.size,
             },
             scope,
         )
@@ -159,14 +165,17 @@ pub(super) async fn list(
             next_fire_utc: utc_text(j.trigger_next_time),
         })
         .collect();
-    let pages = (total + PAGE_SIZE - 1) / PAGE_SIZE;
+    let at = Position {
+        page: filter.page,
+        size: filter.size,
+        total: Some(total),
+        more: false,
+    };
     Ok(render(&JobsPage {
         nav: nav(&req, &principal, "jobs"),
-        prev_href: (filter.page > 1).then(|| filter.href(filter.page - 1)),
-        next_href: (filter.page < pages).then(|| filter.href(filter.page + 1)),
+        pager: Pager::new(at, total.to_string(), |p, s| filter.href(p, s)),
         groups,
         filter,
         jobs,
-        total,
     }))
 }

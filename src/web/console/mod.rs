@@ -29,6 +29,7 @@ mod i18n;
 mod job_edit;
 mod jobs;
 mod login;
+mod pager;
 mod run_cause;
 mod runs;
 mod system;

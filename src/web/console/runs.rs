@@ -8,6 +8,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
+use super::pager::{page_number, page_size, Pager, Position};
 use super::run_cause::{admission_reason, cut, Cause};
 use super::{nav, render, url_encode, utc_text, visible_groups, Nav};
 use crate::model::{Admission, JobGroup, RunRow};
@@ -37,6 +38,8 @@ pub(super) struct RunsQuery {
     to: String,
     #[serde(default)]
     page: String,
+    #[serde(default)]
+    size: String,
 }
 
 /// The filters, understood; what cannot be read is left out.
@@ -48,6 +51,7 @@ pub(super) struct RunsPageFilters {
     from: Option<i64>,
     to: Option<i64>,
     page: i64,
+    size: i64,
 }
 
 impl RunsPageFilters {
@@ -64,7 +68,8 @@ impl RunsPageFilters {
             status,
             from: q.from.trim().parse().ok().filter(|t| *t > 0),
             to: q.to.trim().parse().ok().filter(|t| *t > 0),
-            page: q.page.trim().parse().ok().filter(|p| *p >= 1).unwrap_or(1),
+            page: page_number(&q.page),
+            size: page_size(&q.size, PAGE_SIZE),
         }
     }
 
@@ -84,8 +89,8 @@ impl RunsPageFilters {
         self.to.unwrap_or(0)
     }
 
-    /// This list at another page.
-    fn href(&self, page: i64) -> String {
+    /// This list at another page and size.
+    fn href(&self, page: i64, size: i64) -> String {
         let mut pairs = vec![];
         for (name, value) in [
             ("group", self.group.map(i64::from)),
@@ -101,6 +106,9 @@ impl RunsPageFilters {
             pairs.push(format!("status={}", url_encode(&self.status_text)));
         }
         pairs.push(format!("page={page}"));
+        if size != PAGE_SIZE {
+            pairs.push(format!("size={size}"));
+        }
         format!("/runs?{}", pairs.join("&"))
     }
 }
@@ -152,13 +160,11 @@ struct RunsPage {
     groups: Vec<JobGroup>,
     filter: RunsPageFilters,
     runs: Vec<RunListItem>,
-    /// The count, or `10000+` past [`COUNT_UP_TO`].
-    total: String,
-    prev_href: Option<String>,
-    next_href: Option<String>,
+    /// Says the count, or `10000+` past [`COUNT_UP_TO`].
+    pager: Pager,
 }
 
-/// `GET /runs?group&job&status&from&to&page`.
+/// `GET /runs?group&job&status&from&to&page&size`.
 pub(super) async fn list(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -177,8 +183,8 @@ pub(super) async fn list(
                 admission: None,
                 from: filter.from,
                 to: filter.to,
-                offset: (filter.page - 1) * PAGE_SIZE,
-                limit: PAGE_SIZE,
+                offset: (filter.page - 1) * filter.size,
+                limit: filter.size,
                 count_up_to: Some(COUNT_UP_TO),
             },
             principal.group_scope(),
@@ -221,21 +227,26 @@ pub(super) async fn list(
         })
         .collect();
     // past the cap the count is unknown: a full page may have a next one
-    let more = match total > COUNT_UP_TO {
-        true => runs.len() as i64 == PAGE_SIZE,
-        false => filter.page * PAGE_SIZE < total,
+    let capped = total > COUNT_UP_TO;
+    let at = Position {
+        page: filter.page,
+        size: filter.size,
+        total: (!capped).then_some(total),
+        more: match capped {
+            true => runs.len() as i64 == filter.size,
+            false => filter.page * filter.size < total,
+        },
+    };
+    let said = match capped {
+        true => format!("{COUNT_UP_TO}+"),
+        false => total.to_string(),
     };
     Ok(render(&RunsPage {
         nav: nav(&req, &principal, "runs"),
-        prev_href: (filter.page > 1).then(|| filter.href(filter.page - 1)),
-        next_href: more.then(|| filter.href(filter.page + 1)),
+        pager: Pager::new(at, said, |p, s| filter.href(p, s)),
         groups,
         filter,
         runs,
-        total: match total > COUNT_UP_TO {
-            true => format!("{COUNT_UP_TO}+"),
-            false => total.to_string(),
-        },
     }))
 }
 

@@ -7,6 +7,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
+use super::pager::{page_number, page_size, Pager, Position};
 use super::workflows::{js_texts, pill, TRIGGER_TEXTS};
 use super::{nav, render, utc_text, Nav};
 use crate::model::{NodeKind, Workflow, WorkflowRun};
@@ -50,11 +51,13 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-/// The run list's page number as the pager sends it (what cannot be read is page 1).
+/// The run list's page and size as the pager sends them (what cannot be read is the default).
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct RunsQuery {
     #[serde(default)]
     page: String,
+    #[serde(default)]
+    size: String,
 }
 
 /// One row of the list.
@@ -81,9 +84,7 @@ struct RunsPage {
     nav: Nav,
     workflow: Workflow,
     runs: Vec<RunRow>,
-    total: i64,
-    prev_href: Option<String>,
-    next_href: Option<String>,
+    pager: Pager,
     texts: String,
 }
 
@@ -94,7 +95,7 @@ impl RunsPage {
     }
 }
 
-/// `GET /workflows/{id}/runs?page`: the workflow's runs, newest first.
+/// `GET /workflows/{id}/runs?page&size`: the workflow's runs, newest first.
 pub(super) async fn list(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -103,20 +104,14 @@ pub(super) async fn list(
     query: web::Query<RunsQuery>,
 ) -> PageResult {
     let workflow = load_workflow(&state, &principal, id.into_inner()).await?;
-    let page: i64 = query
-        .page
-        .trim()
-        .parse()
-        .ok()
-        .filter(|p| *p >= 1)
-        .unwrap_or(1);
+    let (page, size) = (page_number(&query.page), page_size(&query.size, PAGE_SIZE));
     let (total, items) = state
         .store
         .list_runs(
             Some(workflow.id),
             principal.group_scope(),
-            (page - 1) * PAGE_SIZE,
-            PAGE_SIZE,
+            (page - 1) * size,
+            size,
         )
         .await?;
     let runs = items
@@ -138,17 +133,24 @@ pub(super) async fn list(
             finished_utc: utc_text(r.end_time),
         })
         .collect();
-    let href = |p: i64| format!("/workflows/{}/runs?page={p}", workflow.id);
-    let pages = (total + PAGE_SIZE - 1) / PAGE_SIZE;
+    let id = workflow.id;
+    let href = |p: i64, s: i64| match s == PAGE_SIZE {
+        true => format!("/workflows/{id}/runs?page={p}"),
+        false => format!("/workflows/{id}/runs?page={p}&size={s}"),
+    };
+    let at = Position {
+        page,
+        size,
+        total: Some(total),
+        more: false,
+    };
     let nav = nav(&req, &principal, "workflows");
     Ok(render(&RunsPage {
         texts: js_texts(nav.lang, TRIGGER_TEXTS),
         nav,
-        prev_href: (page > 1).then(|| href(page - 1)),
-        next_href: (page < pages).then(|| href(page + 1)),
+        pager: Pager::new(at, total.to_string(), href),
         workflow,
         runs,
-        total,
     }))
 }
 

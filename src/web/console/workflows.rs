@@ -9,6 +9,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::errors::PageResult;
+use super::pager::{page_number, page_size, Pager, Position};
 use super::{nav, render, url_encode, utc_text, visible_groups, Lang, Nav};
 use crate::model::{JobGroup, ScheduleType, TRIGGER_STATUS_STOPPED};
 use crate::store::WorkflowFilter;
@@ -27,6 +28,8 @@ pub(super) struct WorkflowsQuery {
     name: String,
     #[serde(default)]
     page: String,
+    #[serde(default)]
+    size: String,
 }
 
 /// The filters, understood; what cannot be read is left out rather than refused.
@@ -34,6 +37,7 @@ pub(super) struct WorkflowsPageFilters {
     group: Option<i32>,
     name: String,
     page: i64,
+    size: i64,
 }
 
 impl WorkflowsPageFilters {
@@ -41,7 +45,8 @@ impl WorkflowsPageFilters {
         WorkflowsPageFilters {
             group: q.group.trim().parse().ok().filter(|g| *g > 0),
             name: q.name.trim().to_string(),
-            page: q.page.trim().parse().ok().filter(|p| *p >= 1).unwrap_or(1),
+            page: page_number(&q.page),
+            size: page_size(&q.size, PAGE_SIZE),
         }
     }
 
@@ -50,8 +55,8 @@ impl WorkflowsPageFilters {
         self.group == Some(*id.borrow())
     }
 
-    /// This list at another page.
-    fn href(&self, page: i64) -> String {
+    /// This list at another page and size.
+    fn href(&self, page: i64, size: i64) -> String {
         let mut pairs = vec![];
         if let Some(g) = self.group {
             pairs.push(format!("group={g}"));
@@ -60,6 +65,9 @@ impl WorkflowsPageFilters {
             pairs.push(format!("name={}", url_encode(&self.name)));
         }
         pairs.push(format!("page={page}"));
+        if size != PAGE_SIZE {
+            pairs.push(format!("size={size}"));
+        }
         format!("/workflows?{}", pairs.join("&"))
     }
 }
@@ -90,13 +98,11 @@ struct WorkflowsPage {
     groups: Vec<JobGroup>,
     filter: WorkflowsPageFilters,
     workflows: Vec<WorkflowRow>,
-    total: i64,
-    prev_href: Option<String>,
-    next_href: Option<String>,
+    pager: Pager,
     texts: String,
 }
 
-/// `GET /workflows?group&name&page`.
+/// `GET /workflows?group&name&page&size`.
 pub(super) async fn list(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -162,16 +168,19 @@ pub(super) async fn list(
             name: w.name,
         })
         .collect();
-    let pages = (total + PAGE_SIZE - 1) / PAGE_SIZE;
+    let at = Position {
+        page: filter.page,
+        size: filter.size,
+        total: Some(total),
+        more: false,
+    };
     Ok(render(&WorkflowsPage {
         texts: js_texts(nav.lang, TRIGGER_TEXTS),
         nav,
-        prev_href: (filter.page > 1).then(|| filter.href(filter.page - 1)),
-        next_href: (filter.page < pages).then(|| filter.href(filter.page + 1)),
+        pager: Pager::new(at, total.to_string(), |p, s| filter.href(p, s)),
         groups,
         filter,
         workflows,
-        total,
     }))
 }
 
@@ -208,13 +217,18 @@ mod tests {
             group: " 3 ".into(),
             name: "night & day".into(),
             page: "x".into(),
+            size: "50".into(),
         };
         let f = WorkflowsPageFilters::of(&q);
         assert_eq!((f.group, f.page), (Some(3), 1));
         assert!(f.is_group(3));
         assert_eq!(
-            f.href(2),
-            "/workflows?group=3&name=night%20%26%20day&page=2"
+            f.href(2, f.size),
+            "/workflows?group=3&name=night%20%26%20day&page=2&size=50"
+        );
+        assert_eq!(
+            f.href(1, PAGE_SIZE),
+            "/workflows?group=3&name=night%20%26%20day&page=1"
         );
     }
 

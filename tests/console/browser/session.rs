@@ -76,7 +76,7 @@ async fn an_operator_logs_in_reads_the_dashboard_and_jobs_and_logs_out() {
         .await
         .unwrap();
     b.click(".filters button[type=submit]").await;
-    b.wait_path("/jobs?group=&status=1&desc=&handler=&author=")
+    b.wait_path("/jobs?group=&status=1&desc=&handler=&author=&size=20")
         .await;
     let rows = c
         .find_all(Locator::Css("#jobs tbody tr[data-job-id]"))
