@@ -287,6 +287,63 @@ function msFilters(form) {
   });
 }
 
+// The runs filter's job picker: type an id or part of a description; matching jobs (of the
+// chosen group) are offered as `#id description`, and the chosen one's id is what is sent.
+function jobPicker(form) {
+  const search = document.getElementById("runs-job-search");
+  const hidden = form.elements.job;
+  const choices = document.getElementById("runs-job-choices");
+  const error = form.querySelector("[data-error-for=job]");
+  let timer = 0, asked = 0, resolved = false;
+  const idOf = (text) => { const m = text.trim().match(/^#?(\d+)(\s|$)/); return m ? m[1] : ""; };
+  const matching = async (text) => {
+    const query = new URLSearchParams({ jobDesc: text, limit: "20" });
+    if (form.elements.group.value) query.set("jobGroup", form.elements.group.value);
+    const page = await api("GET", "/api/v1/jobs?" + query);
+    return page.items || [];
+  };
+  const suggest = async () => {
+    const text = search.value.trim();
+    hidden.value = idOf(text);
+    if (!text || hidden.value) return;
+    const mine = ++asked;
+    try {
+      const jobs = await matching(text);
+      if (mine !== asked) return;
+      choices.replaceChildren(...jobs.map((j) => {
+        const option = document.createElement("option");
+        option.value = "#" + j.id + " " + j.jobDesc;
+        return option;
+      }));
+    } catch (err) {
+      // the offered jobs stay as they were; the filter still takes an id
+    }
+  };
+  search.addEventListener("input", () => {
+    error.textContent = "";
+    hidden.value = idOf(search.value);
+    clearTimeout(timer);
+    timer = setTimeout(suggest, 150);
+  });
+  // a description typed but not chosen: the first matching job, or a word that none matches
+  form.addEventListener("submit", async (e) => {
+    const text = search.value.trim();
+    if (resolved || !text || idOf(text)) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    try {
+      const jobs = await matching(text);
+      if (!jobs.length) { error.textContent = search.dataset.none; return; }
+      hidden.value = String(jobs[0].id);
+      search.value = "#" + jobs[0].id + " " + jobs[0].jobDesc;
+      resolved = true;
+      form.requestSubmit();
+    } catch (err) {
+      error.textContent = err.error || "request failed";
+    }
+  }, { capture: true });
+}
+
 // The GLUE editor's gutter: one number per line of the textarea, scrolled with it. Returns the
 // function that brings it up to date.
 function glueGutter(area, gutter) {
@@ -511,7 +568,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const runLog = document.getElementById("run-log");
   if (runLog) followLog(runLog);
   const runsFilter = document.getElementById("runs-filter");
-  if (runsFilter) msFilters(runsFilter);
+  if (runsFilter) { jobPicker(runsFilter); msFilters(runsFilter); }
   const clearOpen = document.getElementById("clear-open");
   if (clearOpen) {
     clearOpen.addEventListener("click", () => document.getElementById("clear-dialog").showModal());

@@ -218,6 +218,8 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ("instances_queued", "queued fires", "排队中的触发"),
     ("job", "Job", "任务"),
     ("job_id", "Job id", "任务ID"),
+    ("job_picker_hint", "An id or part of a description", "任务 ID 或描述中的文字"),
+    ("job_picker_none", "No job you may see matches this.", "没有匹配的任务（或无权查看）。"),
     ("jobs", "Jobs", "任务管理"),
     ("jobs_running", "Jobs scheduled", "运行中任务"),
     ("jobs_stopped", "Jobs stopped", "停止的任务"),

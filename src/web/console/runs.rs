@@ -162,6 +162,8 @@ struct RunsPage {
     runs: Vec<RunListItem>,
     /// Says the count, or `10000+` past [`COUNT_UP_TO`].
     pager: Pager,
+    /// The job picker's text: `#id description` of the job filtered on.
+    job_label: String,
 }
 
 /// `GET /runs?group&job&status&from&to&page&size`.
@@ -190,6 +192,14 @@ pub(super) async fn list(
             principal.group_scope(),
         )
         .await?;
+    // the picker names the job filtered on, when the reader may see it
+    let job_label = match filter.job {
+        Some(id) => match state.store.get_job(id).await? {
+            Some(j) if principal.can_access(j.job_group) => format!("#{id} {}", j.job_desc),
+            _ => format!("#{id}"),
+        },
+        None => String::new(),
+    };
     let mut job_ids: Vec<i32> = logs.iter().map(|l| l.job_id).collect();
     job_ids.sort_unstable();
     job_ids.dedup();
@@ -244,6 +254,7 @@ pub(super) async fn list(
     Ok(render(&RunsPage {
         nav: nav(&req, &principal, "runs"),
         pager: Pager::new(at, said, |p, s| filter.href(p, s)),
+        job_label,
         groups,
         filter,
         runs,

@@ -268,3 +268,73 @@ async fn a_capped_jobs_queued_fire_shows_on_its_pages_and_is_cancelled() {
         "the queued fire was never sent"
     );
 }
+
+#[actix_web::test]
+async fn the_runs_filter_picks_a_job_by_its_description() {
+    let Some((app, browser)) = open(TestApp::builder(Backend::Sqlite)).await else {
+        return;
+    };
+    let group = app.group("picker-app").await;
+    let executor = FakeExecutor::start(&app.base, &app.token, Behaviour::default());
+    executor.register("picker-app").await;
+    let backup = app.job(group, "Nightly backup").await;
+    let sync = app.job(group, "Hourly sync").await;
+    let mut runs = Vec::new();
+    for job in [backup, sync] {
+        let res = app.api.trigger_job(job, None).await;
+        assert_eq!(res.status, 200, "{}", res.body);
+        runs.push(res.body["logIds"][0].as_i64().unwrap());
+    }
+    let b = &browser;
+    let c = &b.client;
+    b.log_in(&app).await;
+    c.goto(&format!("{}/runs", app.base)).await.unwrap();
+    b.wait_text(&format!("tr[data-run-id='{}']", runs[1]), "Hourly sync")
+        .await;
+
+    // part of a description offers the matching jobs, and filtering takes the first
+    b.fill("#runs-job-search", "backup").await;
+    let offered = wait_for(WAIT, || async {
+        let options = c
+            .find_all(Locator::Css("#runs-job-choices option"))
+            .await
+            .ok()?;
+        let first = options.first()?.attr("value").await.ok()??;
+        Some((options.len(), first))
+    })
+    .await
+    .expect("the matching jobs are offered");
+    assert_eq!(offered, (1, format!("#{backup} Nightly backup")));
+    b.click("#runs-filter button[type=submit]").await;
+    b.wait_text("#runs tbody", "Nightly backup").await;
+    assert!(
+        b.path().await.contains(&format!("job={backup}")),
+        "{}",
+        b.path().await
+    );
+    assert_eq!(
+        field_value(b, "#runs-job-search").await,
+        format!("#{backup} Nightly backup"),
+        "the picker names the job filtered on"
+    );
+    let rows = c
+        .find_all(Locator::Css("#runs tbody tr[data-run-id]"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1, "only the backup job's run");
+
+    // an id works as it did; a word no job has is said, not ignored
+    b.fill("#runs-job-search", &format!("#{sync}")).await;
+    b.click("#runs-filter button[type=submit]").await;
+    b.wait_text("#runs tbody", "Hourly sync").await;
+    b.fill("#runs-job-search", "no such job").await;
+    b.click("#runs-filter button[type=submit]").await;
+    b.wait_text(
+        "#runs-filter [data-error-for=job]",
+        "No job you may see matches this.",
+    )
+    .await;
+    assert_accessible(b, "the runs filter with its job picker").await;
+
+    close(app, browser).await;
+}
