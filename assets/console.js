@@ -73,16 +73,44 @@ function formBody(form) {
   return body;
 }
 
+// The text of the label around `form`'s field `name` (its own words, not the input's).
+function fieldLabel(form, name) {
+  const input = form.elements[name];
+  const label = input && input.closest ? input.closest("label") : null;
+  if (!label) return "";
+  for (const node of label.childNodes) {
+    if (node.nodeType === Node.TEXT_NODE && node.textContent.trim()) return node.textContent.trim();
+  }
+  return "";
+}
+
+// Every problem of an answer beside its field, the API's field names in the form's own words;
+// the first bad field takes the focus.
 function showErrors(form, err) {
   for (const p of form.querySelectorAll("[data-error-for]")) p.textContent = "";
   for (const el of form.querySelectorAll(".invalid")) el.classList.remove("invalid");
   if (!err) return;
-  const field = err.field || "";
-  let slot = form.querySelector('[data-error-for="' + CSS.escape(field) + '"]');
-  if (!slot) slot = form.querySelector('[data-error-for=""]');
-  if (slot) slot.textContent = err.error || "request failed";
-  const input = field && form.elements[field];
-  if (input && input.classList) { input.classList.add("invalid"); input.focus(); }
+  const problems = err.errors && err.errors.length ? err.errors : [{ field: err.field || "", error: err.error }];
+  let first = null;
+  for (const problem of problems) {
+    const field = problem.field || "";
+    let slot = form.querySelector('[data-error-for="' + CSS.escape(field) + '"]');
+    if (!slot) slot = form.querySelector('[data-error-for=""]');
+    const label = field && fieldLabel(form, field);
+    let text = problem.error || "request failed";
+    if (label) text = text.split(field).join(label);
+    if (slot) slot.textContent = slot.textContent ? slot.textContent + "\n" + text : text;
+    const input = field && form.elements[field];
+    if (input && input.classList) {
+      input.classList.add("invalid");
+      input.setAttribute("aria-invalid", "true");
+      if (!first) first = input;
+    }
+  }
+  for (const el of form.querySelectorAll("[aria-invalid]")) {
+    if (!el.classList.contains("invalid")) el.removeAttribute("aria-invalid");
+  }
+  if (first) first.focus();
 }
 
 // A new token's secret, shown once; the list below is reloaded behind it.

@@ -361,6 +361,24 @@ backends!(app: job_validation_errors, |app| {
         0,
         "nothing was saved"
     );
+
+    // several bad fields are named in one answer, the first as `field` and `error`
+    let mut several = with(base_job(g), "jobDesc", json!(""));
+    several = with(several, "executorRouteStrategy", json!("SOMEWHERE"));
+    several = with(several, "executorTimeout", json!(-1));
+    several = with(several, "timezone", json!("Mars/Olympus"));
+    let res = api.create_job(several).await;
+    assert_eq!(res.status, 400, "{}", res.body);
+    let fields: Vec<&str> = res.body["errors"]
+        .as_array()
+        .expect("every problem")
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["executorRouteStrategy", "jobDesc", "timezone", "executorTimeout"]);
+    assert_eq!(res.field(), "executorRouteStrategy");
+    assert!(res.body["errors"].as_array().unwrap().iter().all(|e| !e["error"].as_str().unwrap().is_empty()));
+    assert_eq!(api.list_jobs("").await.body["total"], 0, "nothing was saved");
 });
 
 backends!(app: child_jobs_refuse_self_and_cycles, |app| {

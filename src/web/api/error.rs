@@ -25,6 +25,9 @@ pub enum ApiError {
         /// The input field to blame, camelCase as in the request (`addressList[2]` for an item).
         field: Option<Cow<'static, str>>,
     },
+    /// 400: several inputs are unusable, each named (a form shows them all at once).
+    #[error("{}", .0.first().map(|p| p.message.as_str()).unwrap_or("invalid input"))]
+    Invalid(Vec<FieldProblem>),
     /// 429: too many attempts; retry after the given seconds.
     #[error("{message}")]
     TooManyRequests {
@@ -66,6 +69,69 @@ pub enum ApiError {
 
 /// Result of a REST handler.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// One unusable input of several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct FieldProblem {
+    /// The input field to blame, camelCase as in the request.
+    pub field: Cow<'static, str>,
+    /// What is wrong with it, for the user.
+    #[serde(rename = "error")]
+    pub message: String,
+}
+
+/// The problems one input has, gathered so that a form can show them all at once rather than
+/// one per submit.
+#[derive(Debug, Default)]
+pub struct Problems {
+    found: Vec<FieldProblem>,
+    /// A failure that is not about the input (the database): answered before any problem.
+    other: Option<ApiError>,
+}
+
+impl Problems {
+    /// Keeps the problem `e` names.
+    pub fn note(&mut self, e: ApiError) {
+        match e {
+            ApiError::BadRequest {
+                message,
+                field: Some(field),
+            } => self.found.push(FieldProblem { field, message }),
+            ApiError::Invalid(more) => self.found.extend(more),
+            other => {
+                self.other.get_or_insert(other);
+            }
+        }
+    }
+
+    /// `result`'s value, or `None` with its problem kept.
+    pub fn ok<T>(&mut self, result: ApiResult<T>) -> Option<T> {
+        result.map_err(|e| self.note(e)).ok()
+    }
+
+    /// Whether `field` already has a problem (a later rule about it would only repeat it).
+    pub fn has(&self, field: &str) -> bool {
+        self.found.iter().any(|p| p.field == field)
+    }
+
+    /// Ok when nothing was found; one problem answers as a plain 400 naming its field.
+    pub fn into_result(mut self) -> ApiResult<()> {
+        if let Some(other) = self.other {
+            return Err(other);
+        }
+        match self.found.len() {
+            0 => Ok(()),
+            1 => {
+                let p = self.found.remove(0);
+                Err(ApiError::BadRequest {
+                    message: p.message,
+                    field: Some(p.field),
+                })
+            }
+            _ => Err(ApiError::Invalid(self.found)),
+        }
+    }
+}
 
 impl ApiError {
     /// 400 blaming `field`.
@@ -123,6 +189,9 @@ pub struct ApiErrorBody {
     /// The input field to blame (camelCase, `addressList[2]` for an item), when one is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// With more than one bad input: every one of them (`error` and `field` name the first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldProblem>>,
 }
 
 /// The error answers a handler can give, each a response in the OpenAPI document; handlers
@@ -165,7 +234,7 @@ pub mod answers {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest { .. } | ApiError::Invalid(_) => StatusCode::BAD_REQUEST,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -181,6 +250,7 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let (error, field): (String, Option<&str>) = match self {
             ApiError::BadRequest { message, field } => (message.clone(), field.as_deref()),
+            ApiError::Invalid(found) => (self.to_string(), found.first().map(|p| p.field.as_ref())),
             ApiError::NotFound { message, field } => (message.clone(), *field),
             ApiError::Internal(detail) => {
                 log::error!("REST API internal error: {detail}");
@@ -198,6 +268,10 @@ impl ResponseError for ApiError {
         res.json(ApiErrorBody {
             error,
             field: field.map(str::to_string),
+            errors: match self {
+                ApiError::Invalid(found) => Some(found.clone()),
+                _ => None,
+            },
         })
     }
 }
@@ -223,6 +297,37 @@ mod tests {
         let (s, b) = body(ApiError::Conflict("taken".into()));
         assert_eq!(s, 409);
         assert!(b.get("field").is_none());
+    }
+
+    #[test]
+    fn several_problems_answer_together_and_one_as_before() {
+        let mut p = Problems::default();
+        p.note(ApiError::field("jobDesc", "jobDesc is required"));
+        p.note(ApiError::field(
+            "executorTimeout",
+            "executorTimeout must be 0 or more",
+        ));
+        assert!(p.has("jobDesc") && !p.has("author"));
+        let (s, b) = body(p.into_result().unwrap_err());
+        assert_eq!(s, 400);
+        assert_eq!(
+            (b["error"].as_str(), b["field"].as_str()),
+            (Some("jobDesc is required"), Some("jobDesc"))
+        );
+        assert_eq!(b["errors"][1]["field"], "executorTimeout");
+        assert_eq!(b["errors"][1]["error"], "executorTimeout must be 0 or more");
+        let mut one = Problems::default();
+        assert_eq!(one.ok(Err::<(), _>(ApiError::field("a", "bad a"))), None);
+        let (_, b) = body(one.into_result().unwrap_err());
+        assert!(
+            b.get("errors").is_none(),
+            "one problem answers as it always did: {b}"
+        );
+        assert!(Problems::default().into_result().is_ok());
+        let mut failing = Problems::default();
+        failing.note(ApiError::field("a", "bad a"));
+        failing.note(ApiError::Internal("db down".into()));
+        assert!(matches!(failing.into_result(), Err(ApiError::Internal(_))));
     }
 
     #[test]

@@ -42,10 +42,33 @@ async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
     b.fill("#job-form input[name=scheduleConf]", "0 0/15 * * * ?")
         .await;
     b.wait_text("#preview-times", "(Asia/Shanghai)").await;
+    // every problem at once, beside its field, in the form's own words
+    b.fill("#job-form input[name=executorTimeout]", "-3").await;
     b.click("#job-form button[type=submit]").await;
-    b.wait_text("[data-error-for=jobDesc]", "jobDesc is required")
+    b.wait_text("[data-error-for=jobDesc]", "Description is required")
         .await;
+    b.wait_text(
+        "[data-error-for=executorHandler]",
+        "is required for BEAN jobs",
+    )
+    .await;
+    b.wait_text(
+        "[data-error-for=executorTimeout]",
+        "must be 0 (none) or more",
+    )
+    .await;
+    let invalid = c
+        .find_all(Locator::Css("#job-form [aria-invalid=true]"))
+        .await
+        .unwrap();
+    assert_eq!(invalid.len(), 3, "the three bad fields are marked");
+    let focused = c
+        .execute("return document.activeElement.name;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(focused, "jobDesc", "the first bad field takes the focus");
     b.screenshot("job-new-error").await;
+    b.fill("#job-form input[name=executorTimeout]", "0").await;
     b.fill("#job-form input[name=jobDesc]", "Quarter-hour sync")
         .await;
     b.fill("#job-form input[name=author]", "ops").await;

@@ -31,7 +31,7 @@ mod validation;
 
 pub(crate) use fire_times::{fire_time_count, FireTimes};
 pub(crate) use run_now::{trigger_job, TriggerBody};
-use validation::{apply, check_executor_param, first_fire_time, validate_fields, validate_refs};
+use validation::{apply_and_validate, check_executor_param, first_fire_time, validate_refs};
 
 /// Script versions kept per job (XXL-JOB keeps 30).
 pub const GLUE_VERSIONS_KEPT: i64 = 30;
@@ -331,8 +331,7 @@ pub(super) async fn create(
     };
     let now = now_ms();
     let mut job = JobInfo::new(group, "", "");
-    apply(&mut job, body)?;
-    validate_fields(&job, state.settings.timezone)?;
+    apply_and_validate(&mut job, body, state.settings.timezone)?;
     validate_refs(&state, &principal, &job, None).await?;
     job.owner_id = principal.user.id;
     job.add_time = now;
@@ -384,8 +383,7 @@ pub(super) async fn update(
     let id = path.into_inner();
     let old = load_job(&state, &principal, id).await?;
     let mut job = old.clone();
-    apply(&mut job, body.into_inner())?;
-    let tz = validate_fields(&job, state.settings.timezone)?;
+    let tz = apply_and_validate(&mut job, body.into_inner(), state.settings.timezone)?;
     validate_refs(&state, &principal, &job, Some(&old)).await?;
     let group_changed = job.job_group != old.job_group;
     let broadcast = job.executor_route_strategy == RouteStrategy::ShardingBroadcast;

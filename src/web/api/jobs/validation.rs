@@ -12,9 +12,11 @@ use crate::web::api::checks::{check_alarm_fields, check_webhook_target};
 pub(super) use crate::web::api::checks::{
     check_instance_cap, check_script_source, max_chars, parse_enum,
 };
+use crate::web::api::error::Problems;
 
-/// Copies the given fields onto `job`, parsing enum names.
-pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
+/// Copies the given fields onto `job`, parsing enum names; a field that cannot be read is
+/// left as it was and its problem kept in `p`.
+fn apply_into(job: &mut JobInfo, body: JobBody, p: &mut Problems) {
     if let Some(g) = body.job_group {
         job.job_group = g;
     }
@@ -31,7 +33,9 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.alarm_webhook = v.trim().to_string();
     }
     if let Some(v) = body.schedule_type {
-        job.schedule_type = parse_enum("scheduleType", &v)?;
+        if let Some(parsed) = p.ok(parse_enum("scheduleType", &v)) {
+            job.schedule_type = parsed;
+        }
     }
     if let Some(v) = body.schedule_conf {
         job.schedule_conf = v.trim().to_string();
@@ -40,10 +44,14 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.timezone = v.trim().to_string();
     }
     if let Some(v) = body.misfire_strategy {
-        job.misfire_strategy = parse_enum("misfireStrategy", &v)?;
+        if let Some(parsed) = p.ok(parse_enum("misfireStrategy", &v)) {
+            job.misfire_strategy = parsed;
+        }
     }
     if let Some(v) = body.executor_route_strategy {
-        job.executor_route_strategy = parse_enum("executorRouteStrategy", &v)?;
+        if let Some(parsed) = p.ok(parse_enum("executorRouteStrategy", &v)) {
+            job.executor_route_strategy = parsed;
+        }
     }
     if let Some(v) = body.executor_handler {
         job.executor_handler = v.trim().to_string();
@@ -52,7 +60,9 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.executor_param = v;
     }
     if let Some(v) = body.executor_block_strategy {
-        job.executor_block_strategy = parse_enum("executorBlockStrategy", &v)?;
+        if let Some(parsed) = p.ok(parse_enum("executorBlockStrategy", &v)) {
+            job.executor_block_strategy = parsed;
+        }
     }
     if let Some(v) = body.executor_timeout {
         job.executor_timeout = v;
@@ -64,11 +74,14 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.retry_interval_secs = v;
     }
     if let Some(v) = body.glue_type {
-        job.glue_type = parse_enum("glueType", &v)?;
+        if let Some(parsed) = p.ok(parse_enum("glueType", &v)) {
+            job.glue_type = parsed;
+        }
     }
     if let Some(v) = body.glue_source {
-        check_script_source(job.glue_type, &v)?;
-        job.glue_source = v;
+        if p.ok(check_script_source(job.glue_type, &v)).is_some() {
+            job.glue_source = v;
+        }
     }
     // a new script job, or one switched from BEAN, starts from its type's script
     if job.glue_type != GlueType::Bean && job.glue_source.trim().is_empty() {
@@ -78,7 +91,9 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.glue_remark = v.trim().to_string();
     }
     if let Some(v) = body.executor_selector {
-        job.executor_selector = selector_text(v)?;
+        if let Some(text) = p.ok(selector_text(v)) {
+            job.executor_selector = text;
+        }
     }
     if let Some(v) = body.log_retention_days {
         job.log_retention_days = v;
@@ -93,7 +108,9 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
         job.max_concurrent_instances = v;
     }
     if let Some(v) = body.instance_overflow {
-        job.instance_overflow = parse_enum("instanceOverflow", &v)?;
+        if let Some(parsed) = p.ok(parse_enum("instanceOverflow", &v)) {
+            job.instance_overflow = parsed;
+        }
     }
     if let Some(v) = body.instance_queue_max {
         job.instance_queue_max = v;
@@ -109,7 +126,20 @@ pub(super) fn apply(job: &mut JobInfo, body: JobBody) -> ApiResult<()> {
     if job.schedule_type == ScheduleType::None {
         job.schedule_conf.clear();
     }
-    Ok(())
+}
+
+/// Copies the body's fields onto `job` and checks those that need no database, answering
+/// every problem at once (one 400 naming them all); the job's time zone.
+pub(super) fn apply_and_validate(
+    job: &mut JobInfo,
+    body: JobBody,
+    default_tz: Tz,
+) -> ApiResult<Tz> {
+    let mut p = Problems::default();
+    apply_into(job, body, &mut p);
+    let tz = validate_into(job, default_tz, &mut p);
+    p.into_result()?;
+    Ok(tz)
 }
 
 /// `executorSelector` as given (text, an object of required values, or null) → its canonical
@@ -152,72 +182,81 @@ pub(super) fn check_executor_param(param: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// Checks the fields that need no database; returns the job's time zone.
-pub(super) fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
+/// Checks the fields that need no database; returns the job's time zone (the default when
+/// its own cannot be read, with that problem kept).
+fn validate_into(job: &JobInfo, default_tz: Tz, p: &mut Problems) -> Tz {
     if job.job_desc.is_empty() {
-        return Err(ApiError::field("jobDesc", "jobDesc is required"));
+        p.note(ApiError::field("jobDesc", "jobDesc is required"));
+    } else {
+        p.ok(max_chars("jobDesc", &job.job_desc, 255));
     }
-    max_chars("jobDesc", &job.job_desc, 255)?;
-    max_chars("author", &job.author, 64)?;
-    check_alarm_fields(&job.alarm_email, &job.alarm_webhook)?;
-    max_chars("scheduleConf", &job.schedule_conf, 128)?;
+    p.ok(max_chars("author", &job.author, 64));
+    p.ok(check_alarm_fields(&job.alarm_email, &job.alarm_webhook));
+    p.ok(max_chars("scheduleConf", &job.schedule_conf, 128));
     if job.schedule_type == ScheduleType::Cron && job.schedule_conf.is_empty() {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "scheduleConf",
             "a CRON job needs a cron expression in scheduleConf",
         ));
     }
-    timing::validate(job.schedule_type, &job.schedule_conf)
-        .map_err(|e| ApiError::schedule("scheduleConf", e))?;
-    max_chars("timezone", &job.timezone, 64)?;
-    let tz =
-        parse_timezone(&job.timezone, default_tz).map_err(|e| ApiError::schedule("timezone", e))?;
-    max_chars("executorHandler", &job.executor_handler, 255)?;
+    if !p.has("scheduleConf") {
+        p.ok(timing::validate(job.schedule_type, &job.schedule_conf)
+            .map_err(|e| ApiError::schedule("scheduleConf", e)));
+    }
+    p.ok(max_chars("timezone", &job.timezone, 64));
+    let tz = p
+        .ok(parse_timezone(&job.timezone, default_tz)
+            .map_err(|e| ApiError::schedule("timezone", e)))
+        .unwrap_or(default_tz);
+    p.ok(max_chars("executorHandler", &job.executor_handler, 255));
     if job.glue_type == GlueType::Bean && job.executor_handler.is_empty() {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "executorHandler",
             "executorHandler is required for BEAN jobs",
         ));
     }
-    check_executor_param(&job.executor_param)?;
+    p.ok(check_executor_param(&job.executor_param));
     if job.executor_timeout < 0 {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "executorTimeout",
             "executorTimeout must be 0 (none) or more seconds",
         ));
     }
     if job.executor_fail_retry_count < 0 {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "executorFailRetryCount",
             "executorFailRetryCount must be 0 or more",
         ));
     }
     if job.retry_interval_secs < 0 {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "retryIntervalSecs",
             "retryIntervalSecs must be 0 or more seconds",
         ));
     }
     if !(0..=LOG_RETENTION_DAYS_MAX).contains(&job.log_retention_days) {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "logRetentionDays",
             format!("logRetentionDays must be 0 (the admin's setting) to {LOG_RETENTION_DAYS_MAX}"),
         ));
     }
     if !(0..=LOG_RETENTION_RUNS_MAX).contains(&job.log_retention_runs) {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "logRetentionRuns",
             format!("logRetentionRuns must be 0 (no count bound) to {LOG_RETENTION_RUNS_MAX}"),
         ));
     }
     if !(0..=MAX_QUEUED_LIMIT).contains(&job.max_queued) {
-        return Err(ApiError::field(
+        p.note(ApiError::field(
             "maxQueued",
             format!("maxQueued must be 0 (unbounded) to {MAX_QUEUED_LIMIT}"),
         ));
     }
-    if job.max_queued > 0 && job.executor_block_strategy != BlockStrategy::SerialExecution {
-        return Err(ApiError::field(
+    if job.max_queued > 0
+        && job.executor_block_strategy != BlockStrategy::SerialExecution
+        && !p.has("maxQueued")
+    {
+        p.note(ApiError::field(
             "maxQueued",
             format!(
                 "maxQueued bounds the SERIAL_EXECUTION queue; {} keeps no queue: set it to 0",
@@ -225,12 +264,12 @@ pub(super) fn validate_fields(job: &JobInfo, default_tz: Tz) -> ApiResult<Tz> {
             ),
         ));
     }
-    check_instance_limits(job)?;
-    max_chars("glueRemark", &job.glue_remark, 128)?;
+    p.ok(check_instance_limits(job));
+    p.ok(max_chars("glueRemark", &job.glue_remark, 128));
     if crate::model::join_ids(&job.child_job_ids).len() > 255 {
-        return Err(ApiError::field("childJobIds", "too many child jobs"));
+        p.note(ApiError::field("childJobIds", "too many child jobs"));
     }
-    Ok(tz)
+    tz
 }
 
 /// `maxConcurrentInstances` and its queue's bounds.
@@ -387,6 +426,12 @@ mod tests {
         j
     }
 
+    fn validate_fields(j: &JobInfo, tz: Tz) -> ApiResult<Tz> {
+        let mut p = Problems::default();
+        let tz = validate_into(j, tz, &mut p);
+        p.into_result().map(|()| tz)
+    }
+
     fn field_of(r: ApiResult<Tz>) -> Option<String> {
         match r {
             Err(ApiError::BadRequest { field, .. }) => field.map(|f| f.into_owned()),
@@ -443,13 +488,41 @@ mod tests {
             executor_route_strategy: Some("SOMEWHERE".into()),
             ..Default::default()
         };
-        match apply(&mut j, body) {
+        match apply_and_validate(&mut j, body, Tz::UTC) {
             Err(ApiError::BadRequest { message, field }) => {
                 assert_eq!(field.as_deref(), Some("executorRouteStrategy"));
                 assert!(message.contains("allowed: FIRST, LAST"), "{message}");
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn every_problem_of_a_body_is_named_at_once() {
+        let mut j = valid();
+        let body = JobBody {
+            job_desc: Some("  ".into()),
+            misfire_strategy: Some("SOMETIMES".into()),
+            timezone: Some("Mars/Olympus".into()),
+            executor_timeout: Some(-5),
+            ..Default::default()
+        };
+        match apply_and_validate(&mut j, body, Tz::UTC) {
+            Err(ApiError::Invalid(found)) => {
+                let fields: Vec<&str> = found.iter().map(|p| p.field.as_ref()).collect();
+                assert_eq!(
+                    fields,
+                    ["misfireStrategy", "jobDesc", "timezone", "executorTimeout"]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // a field's second rule does not repeat its first
+        let mut j = valid();
+        j.schedule_conf.clear();
+        let mut p = Problems::default();
+        validate_into(&j, Tz::UTC, &mut p);
+        assert!(matches!(p.into_result(), Err(ApiError::BadRequest { .. })));
     }
 
     #[test]
@@ -553,8 +626,7 @@ mod proptests {
         fn job_bodies_are_accepted_whole_or_refused_with_a_field(body in job_json()) {
             let outcome = parse_value::<JobBody>(body).and_then(|body| {
                 let mut job = valid();
-                apply(&mut job, body)?;
-                let tz = validate_fields(&job, Tz::UTC)?;
+                let tz = apply_and_validate(&mut job, body, Tz::UTC)?;
                 Ok((job, tz))
             });
             match outcome {
@@ -580,6 +652,10 @@ mod proptests {
                     }
                 }
                 Err(ApiError::BadRequest { message, .. }) => prop_assert!(!message.is_empty()),
+                Err(ApiError::Invalid(found)) => {
+                    prop_assert!(found.len() > 1);
+                    prop_assert!(found.iter().all(|p| !p.message.is_empty() && !p.field.is_empty()));
+                }
                 Err(other) => prop_assert!(false, "{other:?}"),
             }
         }
