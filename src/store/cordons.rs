@@ -1,8 +1,10 @@
 //! Executors cordoned for a drain (`executor_cordon`), shared by the admins of one database.
 
+use std::collections::HashMap;
+
 use super::rows::RowExt;
 use super::{on_pool, Store, StoreResult};
-use crate::model::ExecutorCordon;
+use crate::model::{address_key, ExecutorCordon};
 
 fn cordon_from_row(row: &impl RowExt) -> Result<ExecutorCordon, sqlx::Error> {
     Ok(ExecutorCordon {
@@ -59,5 +61,16 @@ impl Store {
             .map(cordon_from_row)
             .collect::<Result<Vec<_>, _>>()?);
         Ok(rows)
+    }
+
+    /// Every cordon by its address's [`address_key`], so that any spelling of an address
+    /// finds its cordon.
+    pub async fn cordons_by_address_key(&self) -> StoreResult<HashMap<String, ExecutorCordon>> {
+        Ok(self
+            .list_cordons()
+            .await?
+            .into_iter()
+            .map(|c| (address_key(&c.address), c))
+            .collect())
     }
 }

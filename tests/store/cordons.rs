@@ -19,4 +19,9 @@ backends!(db: cordons_are_kept_once_and_lifted, |db| {
     assert!(s.uncordon_executor("http://a:1/").await.unwrap());
     assert!(!s.uncordon_executor("http://a:1/").await.unwrap());
     assert_eq!(s.list_cordons().await.unwrap(), vec![cordon("http://b:1/", 2_000)]);
+    // found by any spelling of its address
+    let by_key = s.cordons_by_address_key().await.unwrap();
+    let key = jobwheel::model::address_key(" HTTP://B:1 ");
+    assert_eq!(by_key.get(&key), Some(&cordon("http://b:1/", 2_000)));
+    assert_eq!(by_key.len(), 1);
 });

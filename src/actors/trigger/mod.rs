@@ -23,8 +23,9 @@ use crate::clock::now_ms;
 use crate::executor_calls::{failure, Credentials, ExecutorCalls};
 use crate::metrics::AdminMetrics;
 use crate::model::{
-    address_key, executor_token, AddressType, Admission, JobGroup, JobInfo, JobSchedule, NewRunRow,
-    Registration, RouteStrategy, ScheduleType, TriggerOutcome, TriggerType, TRIGGER_STATUS_RUNNING,
+    address_key, executor_token, AddressType, Admission, ExecutorCordon, JobGroup, JobInfo,
+    JobSchedule, NewRunRow, Registration, RouteStrategy, ScheduleType, TriggerOutcome, TriggerType,
+    TRIGGER_STATUS_RUNNING,
 };
 use crate::protocol::{AdminProtocol, Labels, TriggerParam, FAIL_CODE, SUCCESS_CODE};
 use crate::routing::{

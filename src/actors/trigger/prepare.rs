@@ -90,12 +90,7 @@ pub(super) async fn prepare_in_db(
     }
     let mut group_targets: HashMap<i32, Arc<Targets>> = HashMap::new();
     // executors being drained: no new run goes to them
-    let cordoned: HashSet<String> = store
-        .list_cordons()
-        .await?
-        .iter()
-        .map(|c| address_key(&c.address))
-        .collect();
+    let cordoned = store.cordons_by_address_key().await?;
 
     let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
     let mut new_logs: Vec<NewRunRow> = Vec::new();
@@ -155,7 +150,7 @@ pub(super) async fn prepare_in_db(
                 &live,
             )),
         };
-        let drained = |a: &String| cordoned.contains(&address_key(a));
+        let drained = |a: &String| cordoned.contains_key(&address_key(a));
         let targets = match targets.addresses.iter().any(drained) {
             true => Arc::new(uncordoned_targets(&targets, &cordoned)),
             false => targets,
@@ -460,10 +455,13 @@ pub(super) fn selected_targets(
     chosen
 }
 
-/// The executors of `targets` that are not cordoned (`cordoned` holds the cordons'
+/// The executors of `targets` that are not cordoned (`cordoned` holds the cordons by their
 /// [`address_key`]s); those that are are named for the run's message.
-pub(super) fn uncordoned_targets(targets: &Targets, cordoned: &HashSet<String>) -> Targets {
-    let mut chosen = targets.narrowed(|a| !cordoned.contains(&address_key(a)));
+pub(super) fn uncordoned_targets(
+    targets: &Targets,
+    cordoned: &HashMap<String, ExecutorCordon>,
+) -> Targets {
+    let mut chosen = targets.narrowed(|a| !cordoned.contains_key(&address_key(a)));
     let left: Vec<String> = targets
         .addresses
         .iter()

@@ -132,13 +132,22 @@ fn cordoned_executors_are_left_out_but_still_asked_about_a_resend() {
         left_out: Vec::new(),
     };
     // a cordon matches its address however it was spelled
-    let cordoned = HashSet::from([address_key("HTTP://b:1")]);
+    let cordon = |address: &str| {
+        let c = ExecutorCordon {
+            address: address.to_string(),
+            since: 1,
+            reason: String::new(),
+            by_user: "admin".into(),
+        };
+        (address_key(address), c)
+    };
+    let cordoned = HashMap::from([cordon("HTTP://b:1")]);
     let chosen = uncordoned_targets(&targets, &cordoned);
     assert_eq!(chosen.addresses, ["http://a:1/"]);
     assert_eq!(chosen.cordoned, ["http://b:1/"]);
     assert_eq!(chosen.all_addresses(), ["http://a:1/", "http://b:1/"]);
     assert_eq!(chosen.protocol_of("http://b:1/"), AdminProtocol::V35);
-    let all = HashSet::from([address_key("http://a:1/"), address_key("http://b:1/")]);
+    let all = HashMap::from([cordon("http://a:1/"), cordon("http://b:1/")]);
     assert!(uncordoned_targets(&targets, &all).addresses.is_empty());
 }
 

@@ -169,13 +169,11 @@ async fn uncordon(
 
 /// The cordon of `address`, however it was spelled when cordoned.
 async fn find(state: &AppState, address: &str) -> ApiResult<Option<ExecutorCordon>> {
-    let key = address_key(address);
     Ok(state
         .store
-        .list_cordons()
+        .cordons_by_address_key()
         .await?
-        .into_iter()
-        .find(|c| address_key(&c.address) == key))
+        .remove(&address_key(address)))
 }
 
 async fn record(state: &AppState, principal: &Principal, action: &'static str, c: &ExecutorCordon) {

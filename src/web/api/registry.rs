@@ -119,7 +119,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
         .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     let marks: HashMap<String, ExecutorSuspect> = state.store.suspects_by_address().await?;
-    let cordons = state.store.list_cordons().await?;
+    let cordons = state.store.cordons_by_address_key().await?;
     let visible_apps: Option<HashSet<String>> = match principal.group_scope() {
         None => None,
         Some(_) => Some(
@@ -143,8 +143,7 @@ async fn list(state: web::Data<AppState>, principal: Principal) -> ApiResult<Htt
         })
         .map(|r| {
             let mark = marks.get(&r.registry_value);
-            let key = address_key(&r.registry_value);
-            let cordon = cordons.iter().find(|c| address_key(&c.address) == key);
+            let cordon = cordons.get(&address_key(&r.registry_value));
             Online {
                 suspect_since: mark.map(|m| m.since),
                 suspect_reason: mark.map(|m| m.reason.clone()),

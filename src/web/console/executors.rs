@@ -33,11 +33,9 @@ struct Drain {
 }
 
 impl Drain {
-    fn of(address: &str, cordons: &[ExecutorCordon]) -> Drain {
-        let key = address_key(address);
+    fn of(address: &str, cordons: &HashMap<String, ExecutorCordon>) -> Drain {
         let since = cordons
-            .iter()
-            .find(|c| address_key(&c.address) == key)
+            .get(&address_key(address))
             .map(|c| (c.since, utc_text(c.since)));
         let uncordon_url = format!(
             "/api/v1/registry/cordons?address={}",
@@ -100,7 +98,7 @@ pub(super) async fn list(
         .find_live_registry(now_ms() - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     let marks: HashMap<String, ExecutorSuspect> = state.store.suspects_by_address().await?;
-    let cordons = state.store.list_cordons().await?;
+    let cordons = state.store.cordons_by_address_key().await?;
     let suspect = |address: &str| {
         marks.get(address).map(|m| SuspectMark {
             since: m.since,

@@ -117,18 +117,12 @@ pub(super) async fn page(
         .find_live_registry(now - EXECUTOR_DEAD_AFTER_MS)
         .await?;
     let suspects = state.store.suspects_by_address().await?;
-    let cordons: Vec<String> = state
-        .store
-        .list_cordons()
-        .await?
-        .iter()
-        .map(|c| address_key(&c.address))
-        .collect();
+    let cordons = state.store.cordons_by_address_key().await?;
     let executors = live
         .into_iter()
         .map(|r| ExecutorRow {
             suspect: suspects.contains_key(&r.registry_value),
-            cordoned: cordons.contains(&address_key(&r.registry_value)),
+            cordoned: cordons.contains_key(&address_key(&r.registry_value)),
             load: r.load.map(|l| (l.running, l.queued, l.limit)),
             beat_utc: utc_text(r.update_time),
             beat_ms: r.update_time,
