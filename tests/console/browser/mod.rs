@@ -378,6 +378,7 @@ async fn assert_accessible(b: &Browser, page: &str) {
 mod admin;
 mod glue;
 mod jobs;
+mod keyboard;
 mod responsive;
 mod runs;
 mod session;
