@@ -77,7 +77,7 @@ function formBody(form) {
 function fieldLabel(form, name) {
   const input = form.elements[name];
   const label = input && input.closest ? input.closest("label") : null;
-  if (!label) return "";
+  if (!label) return (input && input.getAttribute && input.getAttribute("aria-label")) || "";
   for (const node of label.childNodes) {
     if (node.nodeType === Node.TEXT_NODE && node.textContent.trim()) return node.textContent.trim();
   }

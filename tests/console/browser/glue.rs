@@ -6,16 +6,11 @@ use super::*;
 
 /// The editor's text, as CodeMirror holds it.
 async fn editor_text(b: &Browser) -> String {
-    b.client
-        .execute(
-            "return JobwheelEditor.textOf(document.querySelector('#glue-form .cm-editor'));",
-            vec![],
-        )
-        .await
-        .unwrap()
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    script_text(
+        b,
+        "return JobwheelEditor.textOf(document.querySelector('#glue-form .cm-editor'));",
+    )
+    .await
 }
 
 /// Waits until the editor holds `text`.
@@ -98,7 +93,7 @@ async fn an_operator_edits_a_script_compares_and_restores_a_version() {
 
     // a remark is required; then the save shows up in the versions
     b.click("#glue-form button[type=submit]").await;
-    b.wait_text("[data-error-for=glueRemark]", "glueRemark is required")
+    b.wait_text("[data-error-for=glueRemark]", "Remark is required")
         .await;
     b.fill("#glue-form input[name=glueRemark]", "say hi").await;
     b.click("#glue-form button[type=submit]").await;
@@ -118,11 +113,8 @@ async fn an_operator_edits_a_script_compares_and_restores_a_version() {
     wait_editor(b, "").await;
     b.fill("#glue-form input[name=glueRemark]", "empty").await;
     b.click("#glue-form button[type=submit]").await;
-    b.wait_text(
-        "[data-error-for=glueSource]",
-        "glueSource must not be empty",
-    )
-    .await;
+    b.wait_text("[data-error-for=glueSource]", "Source must not be empty")
+        .await;
     assert_eq!(
         app.api.get_glue(id).await.body["current"]["glueSource"],
         source

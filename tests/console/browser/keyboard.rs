@@ -6,17 +6,12 @@ use super::*;
 
 /// What has the focus: a field's name, else its id, else its text.
 async fn focused(b: &Browser) -> String {
-    b.client
-        .execute(
-            "const e = document.activeElement;
-             return e ? (e.name || e.id || e.textContent.trim()) : '';",
-            vec![],
-        )
-        .await
-        .unwrap()
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    script_text(
+        b,
+        "const e = document.activeElement;
+         return e ? (e.name || e.id || e.textContent.trim()) : '';",
+    )
+    .await
 }
 
 /// Presses `keys` on whatever has the focus.

@@ -225,6 +225,17 @@ async fn field_value(b: &Browser, css: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The text a script run in the page returns (empty for anything else).
+async fn script_text(b: &Browser, script: &str) -> String {
+    b.client
+        .execute(script, vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The text the element `css` shows.
 async fn text_of(b: &Browser, css: &str) -> String {
     b.client

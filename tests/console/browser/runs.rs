@@ -306,12 +306,17 @@ async fn the_runs_filter_picks_a_job_by_its_description() {
     .expect("the matching jobs are offered");
     assert_eq!(offered, (1, format!("#{backup} Nightly backup")));
     b.click("#runs-filter button[type=submit]").await;
-    b.wait_text("#runs tbody", "Nightly backup").await;
+    let filtered = wait_for(WAIT, || async {
+        let path = b.path().await;
+        path.contains(&format!("job={backup}")).then_some(path)
+    })
+    .await;
     assert!(
-        b.path().await.contains(&format!("job={backup}")),
-        "{}",
+        filtered.is_some(),
+        "filtered by the backup job: {}",
         b.path().await
     );
+    b.wait_text("#runs tbody", "Nightly backup").await;
     assert_eq!(
         field_value(b, "#runs-job-search").await,
         format!("#{backup} Nightly backup"),
@@ -326,6 +331,14 @@ async fn the_runs_filter_picks_a_job_by_its_description() {
     // an id works as it did; a word no job has is said, not ignored
     b.fill("#runs-job-search", &format!("#{sync}")).await;
     b.click("#runs-filter button[type=submit]").await;
+    let by_id = wait_for(WAIT, || async {
+        b.path()
+            .await
+            .contains(&format!("job={sync}"))
+            .then_some(())
+    })
+    .await;
+    assert!(by_id.is_some(), "filtered by id: {}", b.path().await);
     b.wait_text("#runs tbody", "Hourly sync").await;
     b.fill("#runs-job-search", "no such job").await;
     b.click("#runs-filter button[type=submit]").await;
