@@ -59,6 +59,15 @@ impl Nav {
     pub fn t(&self, key: &str) -> &'static str {
         self.lang.t(key)
     }
+
+    /// An enum value's words (`kind` is `schedule`, `misfire`, `glue`, `route`, `block`,
+    /// `overflow` or `trigger`); the value itself where the catalogue has none.
+    pub fn choice<'a>(&self, kind: &str, value: &'a str) -> std::borrow::Cow<'a, str> {
+        match self.lang.t(&format!("{kind}_{value}")) {
+            "?" => value.into(),
+            words => words.into(),
+        }
+    }
 }
 
 /// Each page is its own resource (not one catch-all scope), so that paths the console does
