@@ -345,3 +345,15 @@ backends!(app: only_the_glue_page_lets_the_editor_style_itself_with_a_fresh_nonc
     assert!(!jobs.csp.contains("nonce"), "{}", jobs.csp);
     assert!(!jobs.html.contains("editor.js"), "and only here");
 });
+
+backends!(app: error_pages_say_what_their_status_means_in_the_readers_language, |app| {
+    let en = app.api.page_in("/jobs/999999", Some("en")).await;
+    assert_eq!(en.status, 404);
+    assert!(en.html.contains("<h1>404 · Not found</h1>"), "{}", en.html);
+    let zh = app.api.page_in("/jobs/999999", Some("zh-CN,zh;q=0.9")).await;
+    assert!(zh.html.contains("<h1>404 · 页面或数据不存在</h1>"), "{}", zh.html);
+    let normal = app.normal_user("plain", &[]).await;
+    let denied = normal.page_in("/users", Some("zh-CN")).await;
+    assert_eq!(denied.status, 403);
+    assert!(denied.html.contains("403 · 无权访问"), "{}", denied.html);
+});

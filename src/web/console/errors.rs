@@ -33,6 +33,8 @@ pub type PageResult = Result<HttpResponse, PageError>;
 struct ErrorPage {
     nav: Nav,
     status: u16,
+    /// What the status means, in the page's language.
+    headline: &'static str,
     message: String,
 }
 
@@ -46,9 +48,15 @@ impl PageError {
             }
             other => other.to_string(),
         };
+        let status = self.status_code().as_u16();
+        let headline = match nav.t(&format!("error_{status}")) {
+            "?" => nav.t("error_500"),
+            words => words,
+        };
         let page = ErrorPage {
             nav,
-            status: self.status_code().as_u16(),
+            status,
+            headline,
             message,
         };
         let html = page.render().unwrap_or_else(|_| "error".to_string());
