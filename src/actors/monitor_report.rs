@@ -26,7 +26,7 @@ use super::monitor::{MonitorSettings, Pace, PassTurns};
 use super::supervision::{answers_probes, ActorLife};
 use crate::clock::now_ms;
 use crate::executor_calls::{Credentials, ExecutorCalls};
-use crate::model::{executor_token, LogReport};
+use crate::model::{address_key, executor_token, LogReport};
 use crate::protocol::{AdminProtocol, DroppedLog, DROP_LOGS_MAX_RUNS, SUCCESS_CODE};
 use crate::store::{ActorStore, MonitorPass, RunLogPlace, Store, StoreError};
 
@@ -257,12 +257,10 @@ async fn drop_on_executors(
             });
     }
     for ((group_id, address), logs) in by_target {
-        let listed = groups.iter().find(|g| {
-            g.id == group_id
-                && g.address_list
-                    .iter()
-                    .any(|a| a.trim().trim_end_matches('/') == address.trim_end_matches('/'))
-        });
+        let key = address_key(&address);
+        let listed = groups
+            .iter()
+            .find(|g| g.id == group_id && g.address_list.iter().any(|a| address_key(a) == key));
         let Some(group) = listed else {
             log::info!(
                 "log retention: {address} is no longer in group {group_id}; its {} removed run log(s) go by its own retention",
