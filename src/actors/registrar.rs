@@ -1,5 +1,6 @@
 //! `Registrar`: registers the executor with the admins at start and every 30 s, and sooner when
-//! its load changed; removes it on shutdown.
+//! its load differs from the last one an admin accepted (so a failed beat is tried again after
+//! a few seconds, not 30 s later); removes it on shutdown.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,8 +32,10 @@ pub struct Registrar {
     removed: bool,
     /// Last round's outcome, so only changes are logged at info level.
     last_ok: Option<bool>,
-    /// The load the last beat carried and when that beat left.
-    last_beat: Option<(ExecutorLoad, Instant)>,
+    /// The load the last accepted beat carried: an early beat goes when the load differs.
+    accepted_load: Option<ExecutorLoad>,
+    /// When the last beat ended, accepted or not: early beats keep [`LOAD_BEAT_GAP`] from it.
+    last_beat_at: Option<Instant>,
 }
 
 /// Stops registering and sends `/api/registryRemove`; resolves when an admin answered or all failed.
@@ -59,7 +62,8 @@ impl Registrar {
             in_flight: false,
             removed: false,
             last_ok: None,
-            last_beat: None,
+            accepted_load: None,
+            last_beat_at: None,
         }
     }
 
@@ -94,8 +98,14 @@ impl Registrar {
         };
         ctx.spawn(fut.into_actor(self).map(|(res, load), act, _| {
             act.in_flight = false;
-            act.last_beat = load.map(|l| (l, Instant::now()));
+            act.last_beat_at = Some(Instant::now());
             let ok = res.is_ok();
+            // a refused or lost beat leaves the admins' view as it was, so the load is sent
+            // again at the next gap (a keep-alive connection the admin closed as the beat left
+            // on it fails the beat; the admins must not keep the old load for 30 s for that)
+            if ok {
+                act.accepted_load = load;
+            }
             match res {
                 Ok(admin) if act.last_ok != Some(true) => log::info!(
                     "registered {} as {} at {admin}",
@@ -118,18 +128,19 @@ impl Registrar {
         if self.in_flight || self.removed {
             return;
         }
-        if let Some((_, at)) = &self.last_beat {
-            if at.elapsed() < LOAD_BEAT_GAP {
-                return;
-            }
+        if self
+            .last_beat_at
+            .is_some_and(|at| at.elapsed() < LOAD_BEAT_GAP)
+        {
+            return;
         }
         let load = self.load.clone();
         ctx.spawn(
             async move { load.send(GetLoad).await.ok() }
                 .into_actor(self)
                 .map(|now, act, ctx| {
-                    let changed = match (&now, &act.last_beat) {
-                        (Some(now), Some((sent, _))) => !now.same_counts(sent),
+                    let changed = match (&now, &act.accepted_load) {
+                        (Some(now), Some(sent)) => !now.same_counts(sent),
                         (Some(_), None) => true,
                         (None, _) => false,
                     };

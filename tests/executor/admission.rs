@@ -9,6 +9,7 @@ const LIMIT: usize = 4;
 const JOBS: i32 = 20;
 
 both_targets!(a_full_executor_queues_runs_says_busy_and_drains);
+both_targets!(a_refused_load_beat_is_sent_again);
 
 /// The value of an unlabelled metric in the text exposition.
 fn metric(text: &str, name: &str) -> Option<f64> {
@@ -132,4 +133,60 @@ async fn a_full_executor_queues_runs_says_busy_and_drains(target: Target) {
         !after.contains("jobwheel_executor_job_queued_triggers{"),
         "no job waits: {after}"
     );
+}
+
+/// The `queued` of each registry beat the admin answered `answered` (200 or 500).
+fn beats_queued(admin: &FakeAdmin, answered: i32) -> Vec<serde_json::Value> {
+    admin
+        .requests("/api/registry")
+        .iter()
+        .filter(|r| r.answered == answered)
+        .filter_map(|r| {
+            let body: serde_json::Value = serde_json::from_str(&r.body).ok()?;
+            Some(body.get("load")?["queued"].clone())
+        })
+        .collect()
+}
+
+/// A load beat the admin refused (or lost: a keep-alive connection closed as it left) is sent
+/// again once the gap has passed, not left for the 30 s beat while the admins see the old load.
+async fn a_refused_load_beat_is_sent_again(target: Target) {
+    let admin = FakeAdmin::start();
+    let opts = Opts {
+        max_concurrent_runs: 1,
+        ..Opts::default()
+    };
+    let exec = Exec::start(target, &admin, opts).await;
+    let first = poll_for(Duration::from_secs(15), || {
+        beats_queued(&admin, 200).first().cloned()
+    })
+    .await;
+    assert_eq!(first, Some(json!(0)), "the first beat, with nothing queued");
+    admin.set_failing(true);
+    let gate = exec.log_dir.join("gate");
+    let script = format!("while [ ! -e '{}' ]; do sleep 0.05; done", gate.display());
+    let runs: Vec<_> = (1..=3).map(|job| shell(job, &script, 1)).collect();
+    for run in &runs {
+        exec.run_ok(run).await;
+    }
+    // one runs, two wait: the early beat carrying them is refused ...
+    let refused = poll_for(Duration::from_secs(15), || {
+        beats_queued(&admin, 500).contains(&json!(2)).then_some(())
+    })
+    .await;
+    assert!(refused.is_some(), "{:?}", admin.requests("/api/registry"));
+    admin.set_failing(false);
+    // ... and sent again, though the load has not changed since
+    let accepted = poll_for(Duration::from_secs(15), || {
+        beats_queued(&admin, 200).contains(&json!(2)).then_some(())
+    })
+    .await;
+    assert!(accepted.is_some(), "{:?}", admin.requests("/api/registry"));
+    std::fs::write(&gate, "open").expect("gate opens");
+    for run in &runs {
+        let result = admin
+            .wait_callback(run.log_id, Duration::from_secs(60))
+            .await;
+        assert_eq!(result.handle_code, 200, "{result:?}");
+    }
 }
