@@ -452,6 +452,9 @@ impl Admin {
         })
         // signals are handled in run_until_stopped: actix-server would stop the whole system
         // before the ring is drained and the local executor has reported its runs
+        // a compressed page leaves in several writes; with Nagle's algorithm the last waits for
+        // the browser's delayed ACK, 40 ms on Linux, on many answers
+        .tcp_nodelay(true)
         .disable_signals()
         .shutdown_timeout(5)
         .listen(listener)

@@ -48,6 +48,9 @@ impl ExecutorServer {
                 .route("/metrics", metrics.metrics_route())
                 .default_service(web::to(fallback.clone()))
         })
+        // a compressed page leaves in several writes; with Nagle's algorithm the last waits for
+        // the browser's delayed ACK, 40 ms on Linux, on many answers
+        .tcp_nodelay(true)
         .shutdown_timeout(HTTP_SHUTDOWN_SECS)
         // actix-server stops the whole actix system shortly after a signal, which would kill the
         // executor's actors mid-shutdown; run_until_stopped handles signals instead
