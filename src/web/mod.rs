@@ -23,7 +23,10 @@ mod executor_facing;
 #[cfg(feature = "fault-hooks")]
 mod fault_hooks;
 mod health;
+mod lang;
 pub mod login_limit;
+mod messages;
+mod messages_zh;
 mod metrics;
 mod origin;
 

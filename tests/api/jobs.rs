@@ -367,7 +367,7 @@ backends!(app: job_validation_errors, |app| {
     several = with(several, "executorRouteStrategy", json!("SOMEWHERE"));
     several = with(several, "executorTimeout", json!(-1));
     several = with(several, "timezone", json!("Mars/Olympus"));
-    let res = api.create_job(several).await;
+    let res = api.create_job(several.clone()).await;
     assert_eq!(res.status, 400, "{}", res.body);
     let fields: Vec<&str> = res.body["errors"]
         .as_array()
@@ -379,6 +379,34 @@ backends!(app: job_validation_errors, |app| {
     assert_eq!(res.field(), "executorRouteStrategy");
     assert!(res.body["errors"].as_array().unwrap().iter().all(|e| !e["error"].as_str().unwrap().is_empty()));
     assert_eq!(api.list_jobs("").await.body["total"], 0, "nothing was saved");
+
+    // a reader who chose Chinese (its browser, or the console's language cookie) reads every
+    // problem in Chinese, the fields as they were; a 404 and a cron error too
+    let english = res.body.clone();
+    for header in [("Accept-Language", "zh-CN,zh;q=0.9"), ("Cookie", "jobwheel_lang=zh")] {
+        let zh = api.call_with(Method::POST, "/api/v1/jobs", Some(several.clone()), &[header]).await;
+        assert_eq!(zh.status, 400, "{}", zh.body);
+        let problems = zh.body["errors"].as_array().expect("every problem");
+        assert_eq!(problems.len(), 4, "{}", zh.body);
+        for (en, zh) in english["errors"].as_array().unwrap().iter().zip(problems) {
+            assert_eq!(en["field"], zh["field"]);
+            let text = zh["error"].as_str().unwrap();
+            assert!(text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "not Chinese: {text} (was {})", en["error"]);
+        }
+        assert_eq!(zh.field(), "executorRouteStrategy");
+    }
+    let zh = |path: &'static str, body: Value| async move {
+        api.call_with(Method::POST, path, Some(body), &[("Accept-Language", "zh-CN")]).await
+    };
+    let cron = with(base_job(g), "scheduleType", json!("CRON"));
+    let cron = zh("/api/v1/jobs", with(cron, "scheduleConf", json!("0 0 25 * * ?"))).await;
+    assert_eq!((cron.status, cron.field()), (400, "scheduleConf".to_string()), "{}", cron.body);
+    assert!(cron.error().contains("Cron"), "{}", cron.body);
+    assert!(cron.error().contains("0 0 25 * * ?"), "the expression is quoted: {}", cron.body);
+    let missing = api.call_with(Method::GET, "/api/v1/jobs/987654", None, &[("Accept-Language", "zh-CN")]).await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.error(), "任务 987654 不存在");
+    assert_eq!(api.request("GET", "/api/v1/jobs/987654", None).await.error(), "job 987654 does not exist");
 });
 
 backends!(app: child_jobs_refuse_self_and_cycles, |app| {

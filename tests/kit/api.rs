@@ -138,14 +138,22 @@ impl Api {
     ) -> Resp {
         let url = format!("{}{}", self.base, path);
         let mut req = self.http.request(method, &url);
+        let mut cookies: Vec<String> = Vec::new();
         for (name, value) in headers {
-            req = req.insert_header((*name, *value));
+            if name.eq_ignore_ascii_case("cookie") {
+                cookies.push(value.to_string());
+            } else {
+                req = req.insert_header((*name, *value));
+            }
         }
         if let Some(ct) = content_type {
             req = req.insert_header(("Content-Type", ct));
         }
         if let Some(c) = self.cookie.borrow().as_ref() {
-            req = req.insert_header(("Cookie", format!("jobwheel_session={c}")));
+            cookies.push(format!("jobwheel_session={c}"));
+        }
+        if !cookies.is_empty() {
+            req = req.insert_header(("Cookie", cookies.join("; ")));
         }
         if let Some(t) = self.bearer.borrow().as_ref() {
             req = req.insert_header(("Authorization", format!("Bearer {t}")));

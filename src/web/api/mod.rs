@@ -54,6 +54,7 @@ pub mod auth;
 mod checks;
 mod cordons;
 pub mod error;
+mod error_language;
 mod glue;
 mod groups;
 pub mod input;
@@ -89,6 +90,7 @@ pub fn mount(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(input::check_query))
             .wrap(from_fn(crate::web::origin::same_origin_writes))
             .wrap(from_fn(crate::web::body_deadline::body_deadline))
+            .wrap(from_fn(error_language::errors_in_reader_language))
             .app_data(
                 web::JsonConfig::default()
                     .limit(JSON_LIMIT)

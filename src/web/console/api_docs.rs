@@ -5,13 +5,16 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde_json::Value;
 
-use super::{nav, render, Nav};
+use super::api_text::{TAGS_ZH, TEXTS_ZH};
+use super::{nav, render, Lang, Nav};
 use crate::web::api::auth::Principal;
 use crate::web::api::openapi::api_doc;
 
 /// A group of operations (the document's tag).
 struct Section {
     tag: String,
+    /// The tag in the reader's language.
+    title: String,
     operations: Vec<Operation>,
 }
 
@@ -67,14 +70,40 @@ struct ApiDocsPage {
 /// `GET /api-docs`.
 pub(super) async fn page(req: HttpRequest, principal: Principal) -> HttpResponse {
     let doc = serde_json::to_value(api_doc()).unwrap_or_default();
-    let (sections, schemas) = outline(&doc);
+    let (mut sections, schemas) = outline(&doc);
+    let nav = nav(&req, &principal, "api_docs");
+    if nav.lang == Lang::Zh {
+        in_chinese(&mut sections);
+    }
     render(&ApiDocsPage {
-        nav: nav(&req, &principal, "api_docs"),
+        nav,
         title: text(&doc["info"]["title"]),
         version: text(&doc["openapi"]),
         sections,
         schemas,
     })
+}
+
+/// The sections' tags, summaries and descriptions in Chinese; a text the catalogue lacks stays
+/// English (a test keeps the catalogue complete).
+fn in_chinese(sections: &mut [Section]) {
+    let zh = |table: &[(&str, &'static str)], english: &mut String| {
+        if let Ok(i) = table.binary_search_by(|(k, _)| (*k).cmp(english.as_str())) {
+            *english = table[i].1.to_string();
+        }
+    };
+    for section in sections {
+        zh(TAGS_ZH, &mut section.title);
+        for op in &mut section.operations {
+            zh(TEXTS_ZH, &mut op.summary);
+            for p in &mut op.params {
+                zh(TEXTS_ZH, &mut p.description);
+            }
+            for r in &mut op.responses {
+                zh(TEXTS_ZH, &mut r.description);
+            }
+        }
+    }
 }
 
 fn text(v: &Value) -> String {
@@ -206,6 +235,7 @@ fn outline(doc: &Value) -> (Vec<Section>, Vec<Schema>) {
             match sections.iter_mut().find(|s| s.tag == tag) {
                 Some(s) => s.operations.push(operation),
                 None => sections.push(Section {
+                    title: tag.clone(),
                     tag,
                     operations: vec![operation],
                 }),
@@ -273,6 +303,48 @@ mod tests {
         assert!(schemas
             .iter()
             .any(|s| s.name == "JobView" && !s.properties.is_empty()));
+    }
+
+    #[test]
+    fn every_summary_tag_and_description_has_its_chinese() {
+        for table in [TEXTS_ZH, TAGS_ZH] {
+            for pair in table.windows(2) {
+                assert!(pair[0].0 < pair[1].0, "not sorted: {:?}", pair[1].0);
+            }
+        }
+        let doc = serde_json::to_value(api_doc()).unwrap();
+        let (english, _) = outline(&doc);
+        let (mut chinese, _) = outline(&doc);
+        in_chinese(&mut chinese);
+        let mut missing = Vec::new();
+        for (en, zh) in english.iter().zip(&chinese) {
+            if en.title == zh.title {
+                missing.push(en.title.clone());
+            }
+            for (a, b) in en.operations.iter().zip(&zh.operations) {
+                let texts = std::iter::once((&a.summary, &b.summary))
+                    .chain(
+                        a.params
+                            .iter()
+                            .zip(&b.params)
+                            .map(|(x, y)| (&x.description, &y.description)),
+                    )
+                    .chain(
+                        a.responses
+                            .iter()
+                            .zip(&b.responses)
+                            .map(|(x, y)| (&x.description, &y.description)),
+                    );
+                for (x, y) in texts {
+                    if !x.is_empty() && x == y {
+                        missing.push(x.clone());
+                    }
+                }
+            }
+        }
+        missing.sort();
+        missing.dedup();
+        assert!(missing.is_empty(), "no Chinese for: {missing:#?}");
     }
 
     #[test]

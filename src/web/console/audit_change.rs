@@ -20,9 +20,9 @@ pub(super) enum Shown {
 
 /// One line of a multi-line change.
 pub(super) struct DiffLine {
-    /// `" "`, `"-"` or `"+"`; `"…"` for folded unchanged lines.
+    /// `" "`, `"-"` or `"+"`; `"…"` where unchanged lines were left out.
     pub mark: &'static str,
-    /// The line, or how many lines were folded.
+    /// The line (empty for `"…"`).
     pub text: String,
 }
 
@@ -43,15 +43,9 @@ impl FieldChange {
             (Value::String(b), Value::String(a)) if b.contains('\n') || a.contains('\n') => {
                 line_diff(b, a)
             }
-            (Value::Null, Value::String(t)) | (Value::String(t), Value::Null)
-                if t.contains('\n') =>
-            {
-                let (b, a) = match before.is_null() {
-                    true => ("", t.as_str()),
-                    false => (t.as_str(), ""),
-                };
-                line_diff(b, a)
-            }
+            // a script set or cleared: every line added or removed
+            (Value::Null, Value::String(a)) if a.contains('\n') => line_diff("", a),
+            (Value::String(b), Value::Null) if b.contains('\n') => line_diff(b, ""),
             _ => Vec::new(),
         };
         FieldChange {

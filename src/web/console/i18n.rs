@@ -1,58 +1,8 @@
-//! The console's two languages: English and Simplified Chinese, chosen per browser (the
-//! `jobwheel_lang` cookie, else the browser's `Accept-Language`).
+//! The console's page texts in its two languages (the language itself: [`crate::web::lang`]).
 
-use actix_web::http::header;
-use actix_web::HttpRequest;
-
-/// Name of the cookie that remembers a browser's language.
-pub const LANG_COOKIE: &str = "jobwheel_lang";
-
-/// A language of the console.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    /// English.
-    En,
-    /// Simplified Chinese.
-    Zh,
-}
+pub use crate::web::lang::Lang;
 
 impl Lang {
-    /// The browser's choice: its cookie, else the first language it accepts that we have.
-    pub fn of(req: &HttpRequest) -> Lang {
-        if let Some(lang) = req.cookie(LANG_COOKIE).and_then(|c| Lang::parse(c.value())) {
-            return lang;
-        }
-        let accepted = req
-            .headers()
-            .get(header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default();
-        accepted
-            .split(',')
-            .filter_map(|part| Lang::parse(part.split(';').next().unwrap_or_default().trim()))
-            .next()
-            .unwrap_or(Lang::En)
-    }
-
-    fn parse(text: &str) -> Option<Lang> {
-        let text = text.to_ascii_lowercase();
-        if text == "en" || text.starts_with("en-") {
-            Some(Lang::En)
-        } else if text == "zh" || text.starts_with("zh-") {
-            Some(Lang::Zh)
-        } else {
-            None
-        }
-    }
-
-    /// The BCP 47 tag of the page (`<html lang>`).
-    pub fn tag(self) -> &'static str {
-        match self {
-            Lang::En => "en",
-            Lang::Zh => "zh-CN",
-        }
-    }
-
     /// The page text for `key` in this language; an unknown key shows `?`, and a unit test
     /// keeps every key the templates use in the table.
     pub fn t(self, key: &str) -> &'static str {
@@ -228,7 +178,7 @@ const TEXTS: &[(&str, &str, &str)] = &[
     ("group_token_hint", "Empty keeps the current one; executors of this group then use it instead of the global token.", "留空则保持不变；设置后该执行器使用此令牌代替全局令牌。"),
     ("handle_time", "Finished at", "执行时间"),
     ("handler", "Handler", "JobHandler"),
-    ("heartbeat", "beat", "心跳"),
+    ("heartbeat", "Last beat", "最近心跳"),
     ("idle", "idle", "空闲"),
     ("in_use", "in use", "使用中"),
     ("instance_overflow", "Beyond the cap", "超出上限时"),
@@ -487,22 +437,7 @@ mod tests {
     }
 
     #[test]
-    fn the_browser_choice_wins() {
-        use actix_web::cookie::Cookie;
-        use actix_web::test::TestRequest;
-        let zh = TestRequest::default()
-            .insert_header((header::ACCEPT_LANGUAGE, "zh-CN,zh;q=0.9,en;q=0.8"))
-            .to_http_request();
-        assert_eq!(Lang::of(&zh), Lang::Zh);
-        let cookie = TestRequest::default()
-            .insert_header((header::ACCEPT_LANGUAGE, "zh-CN"))
-            .cookie(Cookie::new(LANG_COOKIE, "en"))
-            .to_http_request();
-        assert_eq!(Lang::of(&cookie), Lang::En);
-        let other = TestRequest::default()
-            .insert_header((header::ACCEPT_LANGUAGE, "fr-FR,de"))
-            .to_http_request();
-        assert_eq!(Lang::of(&other), Lang::En);
+    fn keys_answer_in_each_language() {
         assert_eq!(Lang::Zh.t("jobs"), "任务管理");
         assert_eq!(Lang::En.t("no-such-key"), "?");
     }

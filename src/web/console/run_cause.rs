@@ -1,6 +1,7 @@
 //! Why a run failed, in a line: read from its trigger message (which executor answered what, or
 //! which call failed how, or why none was called) or from its result.
 
+use super::Lang;
 use crate::model::{Admission, RunRow};
 
 /// What went wrong, with the parts the page words in the reader's language.
@@ -57,6 +58,30 @@ impl Cause {
             Cause::Refused { msg, .. } | Cause::Failed { msg, .. } => msg.clone(),
         };
         cut(&text.replace('\n', " "), max)
+    }
+
+    /// The cause with its words (a routing or admission reason, an executor's answer) in
+    /// `lang` where the message catalogue knows them.
+    pub(super) fn worded(self, lang: Lang) -> Cause {
+        let say = |text: String| lang.message(&text).into_owned();
+        match self {
+            Cause::NotSent { why } => Cause::NotSent { why: say(why) },
+            Cause::NotAdmitted { why } => Cause::NotAdmitted { why: say(why) },
+            Cause::CallFailed { address, why } => Cause::CallFailed {
+                address,
+                why: say(why),
+            },
+            Cause::Refused { address, code, msg } => Cause::Refused {
+                address,
+                code,
+                msg: say(msg),
+            },
+            Cause::Failed { address, code, msg } => Cause::Failed {
+                address,
+                code,
+                msg: say(msg),
+            },
+        }
     }
 
     /// The catalogue key of the sentence that frames it.

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::errors::PageResult;
 use super::pager::{page_number, page_size, Pager, Position};
 use super::run_cause::{admission_reason, cut, Cause};
-use super::{nav, render, url_encode, utc_text, visible_groups, Nav};
+use super::{nav, render, url_encode, utc_text, visible_groups, Lang, Nav};
 use crate::model::{Admission, JobGroup, RunRow};
 use crate::store::{LogFilter, LogStatus};
 use crate::web::api::auth::Principal;
@@ -174,6 +174,7 @@ pub(super) async fn list(
     query: web::Query<RunsQuery>,
 ) -> PageResult {
     let filter = RunsPageFilters::of(&query);
+    let lang = Lang::of(&req);
     let groups: Vec<JobGroup> = visible_groups(&state, &principal).await?;
     let (total, logs) = state
         .store
@@ -215,11 +216,13 @@ pub(super) async fn list(
         .map(|l| {
             let (pill, state) = outcome(&l);
             let trigger_text = plain_text(l.trigger_msg.as_deref().unwrap_or_default());
-            let cause = Cause::of(&l, &trigger_text).map(|c| CauseLine {
-                key: c.key(),
-                address: c.address().to_string(),
-                detail: c.detail(120),
-            });
+            let cause = Cause::of(&l, &trigger_text)
+                .map(|c| c.worded(lang))
+                .map(|c| CauseLine {
+                    key: c.key(),
+                    address: c.address().to_string(),
+                    detail: c.detail(120),
+                });
             RunListItem {
                 cause,
                 id: l.id,
@@ -297,9 +300,18 @@ pub(super) async fn detail(
         .map(|j| j.job_desc)
         .unwrap_or_default();
     let (pill, status) = outcome(&run);
+    let lang = Lang::of(&req);
     let trigger_msg = plain_text(run.trigger_msg.as_deref().unwrap_or_default());
-    let cause = Cause::of(&run, &trigger_msg);
-    let queued = (run.admission == Admission::Queued).then(|| admission_reason(&trigger_msg));
+    let cause = Cause::of(&run, &trigger_msg).map(|c| c.worded(lang));
+    let queued = (run.admission == Admission::Queued)
+        .then(|| lang.message(&admission_reason(&trigger_msg)).into_owned());
+    // the stored message is English (logs and API clients read it so); its lines are worded
+    // for the reader, those the catalogue does not know kept as they are
+    let trigger_msg = trigger_msg
+        .lines()
+        .map(|line| lang.message(line))
+        .collect::<Vec<_>>()
+        .join("\n");
     let rerun_body = serde_json::json!({
         "executorParam": run.executor_param.clone().unwrap_or_default()
     })

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::errors::PageResult;
 use super::pager::{page_number, page_size, Pager, Position};
 use super::workflows::{js_texts, pill, TRIGGER_TEXTS};
-use super::{nav, render, utc_text, Nav};
+use super::{nav, render, utc_text, Lang, Nav};
 use crate::model::{NodeKind, Workflow, WorkflowRun};
 use crate::web::api::auth::Principal;
 use crate::web::api::error::ApiError;
@@ -105,6 +105,7 @@ pub(super) async fn list(
 ) -> PageResult {
     let workflow = load_workflow(&state, &principal, id.into_inner()).await?;
     let (page, size) = (page_number(&query.page), page_size(&query.size, PAGE_SIZE));
+    let lang = Lang::of(&req);
     let (total, items) = state
         .store
         .list_runs(
@@ -124,7 +125,7 @@ pub(super) async fn list(
             version: r.version,
             trigger_type: r.trigger_type.as_str(),
             params: cut(&r.params, 60),
-            message: cut(&r.message, 120),
+            message: cut(&lang.message(&r.message), 120),
             created: r.create_time,
             created_utc: utc_text(r.create_time),
             started: r.start_time,
@@ -218,7 +219,6 @@ pub(super) async fn detail(
 mod tests {
     use super::*;
     use crate::model::RunState;
-    use crate::web::console::Lang;
 
     #[test]
     fn every_state_has_words_and_a_pill() {

@@ -222,5 +222,22 @@ async fn an_operator_creates_edits_runs_copies_and_deletes_a_job() {
     c.goto(&format!("{}/jobs/999999", app.base)).await.unwrap();
     b.wait_text("h1", "404").await;
 
+    // in Chinese, the server's complaints are Chinese too, under the form's Chinese labels
+    use_language(b, &app, "zh").await;
+    c.goto(&format!("{}/jobs/new", app.base)).await.unwrap();
+    b.fill("#job-form input[name=scheduleConf]", "0 0 25 * * ?")
+        .await;
+    b.wait_text("#preview-error", "无效的 Cron 表达式").await;
+    b.fill("#job-form input[name=executorTimeout]", "-3").await;
+    b.click("#job-form button[type=submit]").await;
+    b.wait_text("[data-error-for=jobDesc]", "任务描述不能为空")
+        .await;
+    b.wait_text(
+        "[data-error-for=executorHandler]",
+        "BEAN 任务的JobHandler不能为空",
+    )
+    .await;
+    b.screenshot("job-new-error-zh").await;
+
     close(app, browser).await;
 }

@@ -231,7 +231,10 @@ async fn a_capped_jobs_queued_fire_shows_on_its_pages_and_is_cancelled() {
     let c = &b.client;
     b.log_in(&app).await;
 
-    for (lang, open_text) in [("en", "Open runs 1 / 1"), ("zh", "运行中 1 / 1")] {
+    for (lang, open_text, reason) in [
+        ("en", "Open runs 1 / 1", "1 of 1 instances open"),
+        ("zh", "运行中 1 / 1", "已有 1 个实例在运行，上限为 1"),
+    ] {
         c.goto(&format!("{}/jobs/{job}", app.base)).await.unwrap();
         select(b, "#lang", lang).await;
         b.wait_text("#job-instances", open_text).await;
@@ -244,7 +247,8 @@ async fn a_capped_jobs_queued_fire_shows_on_its_pages_and_is_cancelled() {
             .await
             .unwrap();
         b.wait_text("#run-admission", "QUEUED").await;
-        b.wait_text("#run-queued", "1 of 1 instances open").await;
+        // the reason is stored in English and worded for the reader
+        b.wait_text("#run-queued", reason).await;
         for width in [1400, 390] {
             set_width(b, width).await;
             full_shot(b, width, &format!("run-queued-{lang}-{width}")).await;
