@@ -89,14 +89,18 @@ async fn every_page_fits_and_is_accessible_at_both_widths() {
                 let at = format!("{path} ({lang}) at {width} px");
                 assert_fits(b, &at).await;
                 assert_accessible(b, &at).await;
+                // every page in both languages at both widths: `scripts/docs-screenshots.sh`
+                // puts them in docs/screenshots
+                let slug: String = path
+                    .trim_matches('/')
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                    .collect();
+                let page = if slug.is_empty() { "dashboard" } else { &slug };
                 if width == 390 {
-                    let slug: String = path
-                        .trim_matches('/')
-                        .chars()
-                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                        .collect();
-                    let page = if slug.is_empty() { "dashboard" } else { &slug };
                     full_shot(b, 390, &format!("phone-{lang}-{page}")).await;
+                } else {
+                    b.screenshot(&format!("wide-{lang}-{page}")).await;
                 }
             }
         }
