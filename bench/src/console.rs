@@ -15,6 +15,7 @@ use jobwheel::model::{
 
 use super::common::{load_average, start_admin, Ctx};
 use super::db::{scheduled_job, BenchDb};
+use super::first_paint;
 use super::stats::{ms, percentile, Table};
 
 /// The pages' target: p99 under this many milliseconds.
@@ -42,6 +43,8 @@ pub struct Options {
     pub requests: usize,
     /// Requests per page before measuring.
     pub warmup: usize,
+    /// Browser loads measured per page (first paint).
+    pub paints: usize,
 }
 
 /// Runs the scenario and prints its tables.
@@ -207,6 +210,51 @@ async fn measure(ctx: &Ctx, db: &BenchDb, opts: &Options, backend: &str) -> Resu
             ]);
         }
         println!("{}", table.render());
+
+        // the same pages and the others of the console, as a browser paints them
+        if !first_paint::available() {
+            println!("first paint: skipped (no /usr/bin/chromium and /usr/bin/chromedriver)");
+            return Ok(());
+        }
+        let run = any_run_of(&client, &admin.url, &cookie, job).await?;
+        let group = jobs[0].1;
+        let browsed: Vec<(String, String)> = [
+            ("dashboard", "/".to_string()),
+            ("job list", "/jobs".into()),
+            ("job form (new)", "/jobs/new".into()),
+            ("job form (edit)", format!("/jobs/{job}")),
+            ("run list", "/runs".into()),
+            ("run list, one job", format!("/runs?job={job}")),
+            ("run page", format!("/runs/{run}")),
+            ("workflows", "/workflows".into()),
+            ("workflow editor (new)", "/workflows/new".into()),
+            ("executor groups", "/executors".into()),
+            ("executor group form", format!("/executors/{group}")),
+            ("users", "/users".into()),
+            ("API tokens", "/tokens".into()),
+            ("audit log", "/audit".into()),
+            ("password", "/account/password".into()),
+            ("API reference", "/api-docs".into()),
+            ("system", "/system".into()),
+        ]
+        .into_iter()
+        .map(|(name, path)| (format!("{name} `{path}`"), path))
+        .collect();
+        let table = first_paint::measure(&first_paint::Plan {
+            base: &admin.url,
+            cookie: &cookie,
+            pages: &browsed,
+            visits: opts.paints,
+            title: format!(
+                "console: first paint in headless chromium, {} jobs, {} runs, {} loads each after one unmeasured, cache warm ({backend}, load average {})",
+                opts.jobs,
+                opts.runs,
+                opts.paints,
+                load_average()
+            ),
+        })
+        .await?;
+        println!("{}", table.render());
         Ok::<(), String>(())
     }
     .await;
@@ -236,6 +284,29 @@ async fn log_in(client: &awc::Client, base: &str) -> Result<String, String> {
         return Err("login set no cookie".into());
     }
     Ok(cookies.join("; "))
+}
+
+/// The id of one run of `job`, for the run page.
+async fn any_run_of(
+    client: &awc::Client,
+    base: &str,
+    cookie: &str,
+    job: i32,
+) -> Result<i64, String> {
+    let mut res = client
+        .get(format!("{base}/api/v1/logs?jobId={job}&limit=1"))
+        .insert_header((actix_web::http::header::COOKIE, cookie))
+        .send()
+        .await
+        .map_err(|e| format!("GET /api/v1/logs failed: {e}"))?;
+    let body: serde_json::Value = res
+        .json()
+        .limit(1 << 20)
+        .await
+        .map_err(|e| format!("GET /api/v1/logs: {e}"))?;
+    body["items"][0]["id"]
+        .as_i64()
+        .ok_or_else(|| format!("job {job} has no run: {body}"))
 }
 
 /// GETs a page with the session; returns its body's size. Anything but 200 is an error.

@@ -16,6 +16,7 @@ mod common;
 mod console;
 mod db;
 mod executor;
+mod first_paint;
 mod load;
 mod memory;
 mod precision;
@@ -342,6 +343,7 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
                     groups: 4,
                     requests: pick_n(args.requests, 200, 10),
                     warmup: if smoke { 2 } else { 20 },
+                    paints: if smoke { 1 } else { 20 },
                 },
             )
             .await
