@@ -56,6 +56,13 @@ backends!(app: a_failure_edge_runs_the_compensation_and_the_other_branch_is_skip
     assert_eq!(ended["state"], "SUCCEEDED", "{ended}");
     assert!(worker.runs_of("publish").is_empty());
     assert_eq!(worker.runs_of("rollback").len(), 1);
+    // its messages are for people: in Chinese for a reader who asks, states unchanged
+    assert_eq!(node(&ended, "load")["message"], "its run failed (code 500): disk full");
+    let path = format!("/api/v1/workflow-runs/{run}");
+    let zh = admin.api.call_with(actix_web::http::Method::GET, &path, None, &[("Accept-Language", "zh-CN")]).await;
+    assert_eq!(zh.status, 200, "{}", zh.body);
+    assert_eq!(node(&zh.body, "load")["message"], "运行失败（结果码 500）：disk full", "{}", zh.body);
+    assert_eq!(node(&zh.body, "load")["state"], "FAILED");
     worker.stop().await;
 });
 

@@ -20,6 +20,7 @@ use crate::web::api::error::{ApiError, ApiResult};
 use crate::web::api::input::optional_json;
 use crate::web::api::{paging, Page, JSON_LIMIT};
 use crate::web::body_limit::LimitedBody;
+use crate::web::lang::Lang;
 use crate::web::AppState;
 use crate::workflow::svg::{self, Drawing};
 
@@ -338,12 +339,23 @@ async fn list(
 )]
 async fn get(
     state: web::Data<AppState>,
+    req: HttpRequest,
     principal: Principal,
     path: web::Path<i64>,
 ) -> ApiResult<HttpResponse> {
     let run = load_run(&state, &principal, path.into_inner()).await?;
     let nodes = state.store.run_nodes(run.id).await?;
-    Ok(HttpResponse::Ok().json(run_view(&run, nodes)))
+    let mut view = run_view(&run, nodes);
+    // the messages are for people: in the reader's language, as error texts are (the run page
+    // draws them from this answer); states and codes stay as they are
+    let lang = Lang::of(&req);
+    if lang != Lang::En {
+        view.summary.message = lang.message(&view.summary.message).into_owned();
+        for node in &mut view.nodes {
+            node.message = lang.message(&node.message).into_owned();
+        }
+    }
+    Ok(HttpResponse::Ok().json(view))
 }
 
 #[utoipa::path(
