@@ -175,4 +175,137 @@ mod tests {
             assert_ne!(in_chinese(&sample), sample, "{pattern:?} matches nothing");
         }
     }
+
+    /// Calls that word an API error from a literal at their call site.
+    const WORDING_CALLS: [&str; 11] = [
+        "ApiError::field(",
+        "ApiError::bad_request(",
+        "ApiError::not_found(",
+        "ApiError::not_found_field(",
+        "ApiError::Conflict(",
+        "ApiError::Forbidden(",
+        "ApiError::Unauthorized(",
+        "ApiError::BadGateway(",
+        "ApiError::Unavailable(",
+        "ApiError::PayloadTooLarge(",
+        " problem(",
+    ];
+
+    /// Literals that only begin a message another's text completes; the catalogue lists the
+    /// whole messages they make.
+    const COMPOSED: [&str; 2] = [
+        "{why}; choose another",
+        "job {id} is a node of workflow {} ({}), {why}",
+    ];
+
+    /// Every message the admin words from a literal where it answers an API call reads in
+    /// Chinese: a new message without a pattern fails here instead of reaching a Chinese reader
+    /// in English. (Messages put together elsewhere are checked by the tests of their pages.)
+    #[test]
+    fn every_message_worded_at_an_api_call_has_a_pattern() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = vec![root];
+        let mut missing = vec![];
+        let mut seen = 0;
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".rs") || name == "messages_zh.rs" || name == "tests.rs" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text
+                .split("#[cfg(test)]\nmod tests")
+                .next()
+                .unwrap_or_default();
+            for call in WORDING_CALLS {
+                for (at, _) in code.match_indices(call) {
+                    let Some(literal) = longest_literal(&code[at + call.len()..]) else {
+                        continue;
+                    };
+                    let sample = with_holes_filled(&literal);
+                    // a field's name, or a message of holes alone, is no wording
+                    let words = sample.replace("X1", "");
+                    let letters = words.chars().filter(|c| c.is_alphabetic()).count();
+                    if COMPOSED.contains(&literal.as_str()) || !words.contains(' ') || letters < 6 {
+                        continue;
+                    }
+                    seen += 1;
+                    if in_chinese(&sample) == sample {
+                        missing.push(format!("{}: {literal:?}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(seen > 100, "the scan found only {seen} messages");
+        assert!(
+            missing.is_empty(),
+            "no Chinese for:\n{}",
+            missing.join("\n")
+        );
+    }
+
+    /// The longest string literal among a call's arguments (`rest` starts after its `(`).
+    fn longest_literal(rest: &str) -> Option<String> {
+        let mut chars = rest.chars();
+        let (mut depth, mut best) = (1, None::<String>);
+        while let Some(c) = chars.next() {
+            match c {
+                '(' => depth += 1,
+                ')' if depth == 1 => break,
+                ')' => depth -= 1,
+                '"' => {
+                    let mut literal = String::new();
+                    while let Some(c) = chars.next() {
+                        match c {
+                            '"' => break,
+                            '\\' => match chars.next() {
+                                // a line continuation: the next line's indent is not text
+                                Some('\n') => {
+                                    let indent =
+                                        chars.clone().take_while(|c| c.is_whitespace()).count();
+                                    for _ in 0..indent {
+                                        chars.next();
+                                    }
+                                }
+                                Some('n') => literal.push('\n'),
+                                Some(other) => literal.push(other),
+                                None => break,
+                            },
+                            c => literal.push(c),
+                        }
+                    }
+                    if best.as_ref().is_none_or(|b| b.len() < literal.len()) {
+                        best = Some(literal);
+                    }
+                }
+                _ => {}
+            }
+        }
+        best
+    }
+
+    /// A format string as a message it makes: each `{…}` one word, `{{` and `}}` braces.
+    fn with_holes_filled(format: &str) -> String {
+        let mut out = String::new();
+        let mut chars = format.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, chars.peek()) {
+                ('{', Some('{')) | ('}', Some('}')) => out.push(chars.next().unwrap_or(c)),
+                ('{', _) => {
+                    for c in chars.by_ref() {
+                        if c == '}' {
+                            break;
+                        }
+                    }
+                    out.push_str("X1");
+                }
+                _ => out.push(c),
+            }
+        }
+        out
+    }
 }

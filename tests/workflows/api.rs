@@ -43,6 +43,16 @@ backends!(app: cycles_dangling_edges_and_other_bad_graphs_are_refused_naming_the
         assert_eq!(res.field(), field, "{}", res.body);
         assert!(res.error().contains(words), "{words}: {}", res.body);
     }
+    // several problems at once: each named with its field, and each worded in the reader's language
+    let body = json!({"name": "bad", "jobGroup": group, "nodes": nodes,
+        "edges": [edge("a", "ghost", "SUCCESS"), edge("b", "b", "SUCCESS")]});
+    let res = admin.api.request("POST", "/api/v1/workflows", Some(body.clone())).await;
+    assert_eq!((res.status, res.field().as_str()), (400, "edges[0].to"), "{}", res.body);
+    let fields: Vec<&str> = res.body["errors"].as_array().expect("every problem").iter().filter_map(|p| p["field"].as_str()).collect();
+    assert_eq!(fields, ["edges[0].to", "edges[1].to"], "{}", res.body);
+    let zh = admin.api.call_with(actix_web::http::Method::POST, "/api/v1/workflows", Some(body), &[("Accept-Language", "zh-CN")]).await;
+    assert_eq!(zh.body["errors"][0]["error"], "连线 a → ghost 的终点不存在：没有节点 'ghost'", "{}", zh.body);
+    assert_eq!(zh.body["errors"][1]["error"], "连线 b → b 指向了自身节点", "{}", zh.body);
     // nothing was saved
     let list = admin.api.request("GET", "/api/v1/workflows", None).await;
     assert_eq!(list.body["total"], 0, "{}", list.body);

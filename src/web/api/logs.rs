@@ -144,7 +144,7 @@ async fn list(
         None => None,
         Some(a) => Some(
             a.parse::<Admission>()
-                .map_err(|e| ApiError::field("admission", format!("admission: {e}")))?,
+                .map_err(|e| ApiError::field("admission", e.to_string()))?,
         ),
     };
     let filter = LogFilter {

@@ -14,7 +14,7 @@ use crate::model::{
 };
 use crate::timing::{self, parse_timezone};
 use crate::web::api::checks::{check_alarm_fields, max_chars, parse_enum};
-use crate::web::api::error::{ApiError, ApiResult};
+use crate::web::api::error::{ApiError, ApiResult, Problems};
 use crate::workflow::decision;
 use crate::workflow::graph::{problems, Problem};
 
@@ -345,15 +345,18 @@ pub(crate) fn graph_problems(
     found
 }
 
-/// A 400 listing `found`, blaming the first problem's field.
+/// A 400 naming every problem of `found` as every form of the API does: one problem as `error`
+/// and `field`, several in `errors` too, each worded on its own so a reader's language reaches
+/// all of them.
 pub(crate) fn refused(found: &[Problem]) -> ApiError {
-    let message = found
-        .iter()
-        .map(|p| format!("{}: {}", p.field, p.error))
-        .collect::<Vec<_>>()
-        .join("; ");
-    let field = found.first().map(|p| p.field.clone()).unwrap_or_default();
-    ApiError::field(field, message)
+    let mut problems = Problems::default();
+    for p in found {
+        problems.note(ApiError::field(p.field.clone(), p.error.clone()));
+    }
+    problems
+        .into_result()
+        .err()
+        .unwrap_or_else(|| ApiError::bad_request("the workflow is not valid"))
 }
 
 #[cfg(test)]
@@ -424,9 +427,23 @@ mod tests {
         assert_eq!(found[0].field, "nodes[0].expression");
         let e = refused(&found);
         assert!(
-            e.to_string()
-                .contains("nodes[0].expression: expression does not compile"),
-            "{e}"
+            matches!(&e, ApiError::BadRequest { field: Some(f), message }
+                if f == "nodes[0].expression" && message.starts_with("expression does not compile")),
+            "{e:?}"
         );
+    }
+
+    #[test]
+    fn several_problems_are_refused_each_with_its_field() {
+        let found = vec![
+            problem("nodes[0].key".into(), "a node needs a key"),
+            problem("edges[1].when".into(), "when must be SUCCESS"),
+        ];
+        let ApiError::Invalid(each) = refused(&found) else {
+            panic!("several problems answer with every one of them");
+        };
+        let fields: Vec<&str> = each.iter().map(|p| p.field.as_ref()).collect();
+        assert_eq!(fields, ["nodes[0].key", "edges[1].when"]);
+        assert_eq!(each[0].message, "a node needs a key");
     }
 }
