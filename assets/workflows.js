@@ -507,7 +507,8 @@ function workflowEditor(form) {
   renderEdges();
   draw();
   redrawOnResize(draw);
-  loadJobs();
+  // the page paints first: the group's jobs (up to 1000 options) fill the pickers right after
+  requestAnimationFrame(() => setTimeout(loadJobs, 0));
   // a saved workflow is checked at once (its layers drawn, its problems shown); a new one only
   // once the user has changed something
   if (nodes.length) validate();

@@ -68,13 +68,13 @@ struct WorkflowForm {
 }
 
 impl WorkflowForm {
-    async fn build(
+    fn build(
         state: &AppState,
         req: &HttpRequest,
         principal: &Principal,
+        groups: Vec<JobGroup>,
         workflow: Workflow,
     ) -> Result<WorkflowForm, PageError> {
-        let groups: Vec<JobGroup> = visible_groups(state, principal).await?;
         let (api_url, api_method) = save_target("workflows", workflow.id);
         let view = serde_json::to_value(WorkflowView::from(&workflow))
             .map_err(|e| ApiError::Internal(format!("workflow {}: {e}", workflow.id)))?;
@@ -132,14 +132,15 @@ pub(super) async fn new(
     req: HttpRequest,
     principal: Principal,
 ) -> PageResult {
-    let first = visible_groups(&state, &principal).await?.into_iter().next();
-    let Some(group) = first else {
+    let groups = visible_groups(&state, &principal).await?;
+    let Some(group) = groups.first() else {
         return Err(ApiError::Conflict(
             "there is no executor group to put a workflow in yet: create one first".into(),
         )
         .into());
     };
-    let form = WorkflowForm::build(&state, &req, &principal, blank(group.id)).await?;
+    let workflow = blank(group.id);
+    let form = WorkflowForm::build(&state, &req, &principal, groups, workflow)?;
     Ok(render(&form))
 }
 
@@ -151,7 +152,8 @@ pub(super) async fn edit(
     id: web::Path<i32>,
 ) -> PageResult {
     let workflow = load_workflow(&state, &principal, id.into_inner()).await?;
-    let form = WorkflowForm::build(&state, &req, &principal, workflow).await?;
+    let groups = visible_groups(&state, &principal).await?;
+    let form = WorkflowForm::build(&state, &req, &principal, groups, workflow)?;
     Ok(render(&form))
 }
 
