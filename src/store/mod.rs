@@ -431,6 +431,11 @@ impl ActorStore {
         tokio::spawn(work(self.store.clone()));
     }
 
+    /// The database the store is on.
+    pub fn backend(&self) -> Backend {
+        self.store.backend()
+    }
+
     /// The level to log a failed pass at: debug while the database is down (the outage itself
     /// is logged once, by [`Availability`]), `otherwise` when it answered.
     pub fn failure_level(&self, otherwise: log::Level) -> log::Level {

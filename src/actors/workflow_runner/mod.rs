@@ -36,7 +36,7 @@ use crate::executor_calls::{Credentials, ExecutorCalls};
 use crate::metrics::AdminMetrics;
 use crate::model::{executor_token, NodeState, RunState};
 use crate::protocol::{AdminProtocol, SUCCESS_CODE};
-use crate::store::{ActorStore, LogResultRow, Store, StoreResult};
+use crate::store::{ActorStore, Backend, LogResultRow, Store, StoreResult};
 use crate::workflow::context::ContextLimits;
 
 pub use start::FireRequest;
@@ -51,6 +51,13 @@ const STALE_AFTER_MS: i64 = 30_000;
 /// Runs moved on in one transaction: a burst of results is moved in several, and the fires of
 /// each go out while the next is written.
 const MOVE_BATCH: usize = 50;
+/// Moves under way at once on PostgreSQL and MariaDB, whose row locks let them run side by side:
+/// a burst of results (every run of a schedule ending a node in the same second) is moved by
+/// several connections instead of queueing behind one. SQLite has one writer: one move at a time.
+const MOVES_AT_ONCE_ON_A_SERVER: usize = 4;
+/// A move beside one under way starts only for this many runs waiting: a burst is spread over
+/// connections, a trickle stays in one transaction (each costs its statements whatever it holds).
+const BACKLOG_FOR_ANOTHER_MOVE: usize = 10;
 /// How long the admins seen beating are trusted before they are read again (a dead admin's
 /// claims are resent after seconds, not milliseconds).
 const LIVE_OWNERS_FOR: Duration = Duration::from_secs(1);
@@ -169,9 +176,14 @@ pub struct WorkflowRunner {
     metrics: Arc<AdminMetrics>,
     access_token: String,
     calls: Rc<ExecutorCalls>,
-    /// Runs to move on, gathered while one batch is being moved.
+    /// Runs to move on, gathered while batches are being moved.
     pending: BTreeSet<i64>,
-    moving: bool,
+    /// Runs being moved now: a result for one of them waits in `pending` for its move to end
+    /// (two moves of a run would only queue on its row lock).
+    in_flight: HashSet<i64>,
+    /// Moves under way, and how many may be.
+    moves: usize,
+    moves_at_once: usize,
     /// The admins seen beating, and when they were read.
     live_owners: Option<(Instant, Arc<HashSet<String>>)>,
     /// Whether a look pass is under way (one at a time).
@@ -196,6 +208,10 @@ impl WorkflowRunner {
         metrics: Arc<AdminMetrics>,
         (access_token, alarmer): (String, Alarmer),
     ) -> Self {
+        let moves_at_once = match store.backend() {
+            Backend::Sqlite => 1,
+            Backend::Postgres | Backend::MySql => MOVES_AT_ONCE_ON_A_SERVER,
+        };
         WorkflowRunner {
             store,
             dispatcher,
@@ -203,8 +219,10 @@ impl WorkflowRunner {
             metrics,
             access_token,
             calls: Rc::new(ExecutorCalls::default()),
+            moves_at_once,
             pending: BTreeSet::new(),
-            moving: false,
+            in_flight: HashSet::new(),
+            moves: 0,
             live_owners: None,
             looking: false,
             first_pass: true,
@@ -219,29 +237,44 @@ impl WorkflowRunner {
         WorkflowRunner { life, ..self }
     }
 
-    /// Moves up to [`MOVE_BATCH`] pending runs on in one transaction, then the next ones.
+    /// Moves up to [`MOVE_BATCH`] pending runs on in one transaction, then the next ones; on a
+    /// server database several such moves at once while runs are waiting (see
+    /// [`MOVES_AT_ONCE_ON_A_SERVER`]).
     fn move_pending(&mut self, ctx: &mut Context<Self>) {
-        if self.moving || self.pending.is_empty() {
-            return;
+        while let Some(runs) = next_move(
+            &self.pending,
+            &self.in_flight,
+            self.moves,
+            self.moves_at_once,
+        ) {
+            for id in &runs {
+                self.pending.remove(id);
+                self.in_flight.insert(*id);
+            }
+            self.moves += 1;
+            self.move_runs(runs, ctx);
         }
-        self.moving = true;
-        let runs: Vec<i64> = self.pending.iter().take(MOVE_BATCH).copied().collect();
-        for id in &runs {
-            self.pending.remove(id);
-        }
+    }
+
+    /// Moves `runs` on (taken out of `pending` and marked in flight by the caller).
+    fn move_runs(&mut self, runs: Vec<i64>, ctx: &mut Context<Self>) {
         let live = self
             .live_owners
             .as_ref()
             .filter(|(at, _)| at.elapsed() < LIVE_OWNERS_FOR)
             .map(|(_, live)| live.clone());
         let (store, engine) = (self.store.clone(), self.engine.clone());
+        let moved_runs = runs.clone();
         let work = async move {
             store
                 .run(move |s| async move { Ok(advance_runs(&s, &engine, &runs, live).await) })
                 .await
         };
-        ctx.spawn(work.into_actor(self).map(|done, act, ctx| {
-            act.moving = false;
+        ctx.spawn(work.into_actor(self).map(move |done, act, ctx| {
+            act.moves = act.moves.saturating_sub(1);
+            for id in &moved_runs {
+                act.in_flight.remove(id);
+            }
             match done {
                 Ok((results, live)) => {
                     if let Some(live) = live {
@@ -500,6 +533,31 @@ impl WorkflowRunner {
 /// Moves `runs` on in batches of [`MOVE_BATCH`], one transaction each; a batch that fails is
 /// moved again run by run, so one run that cannot move does not hold the others back. Each
 /// result names the runs it is about.
+/// The runs the next move takes, when one may start beside the `moves` under way: up to
+/// [`MOVE_BATCH`] pending runs not in flight; a move beside others only for a backlog (see
+/// [`BACKLOG_FOR_ANOTHER_MOVE`]).
+fn next_move(
+    pending: &BTreeSet<i64>,
+    in_flight: &HashSet<i64>,
+    moves: usize,
+    moves_at_once: usize,
+) -> Option<Vec<i64>> {
+    if moves >= moves_at_once {
+        return None;
+    }
+    let runs: Vec<i64> = pending
+        .iter()
+        .filter(|id| !in_flight.contains(id))
+        .take(MOVE_BATCH)
+        .copied()
+        .collect();
+    let enough = match moves {
+        0 => !runs.is_empty(),
+        _ => runs.len() >= BACKLOG_FOR_ANOTHER_MOVE,
+    };
+    enough.then_some(runs)
+}
+
 async fn advance_runs(
     store: &Store,
     engine: &Engine,
@@ -563,7 +621,8 @@ impl Supervised for WorkflowRunner {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
         // runs live in the database: the next pass finds the ones that were pending
         self.pending.clear();
-        self.moving = false;
+        self.in_flight.clear();
+        self.moves = 0;
         self.looking = false;
         self.alarming = false;
         self.first_pass = true;
@@ -629,5 +688,52 @@ impl Handler<ActOnRun> for WorkflowRunner {
             Ok((_, Err(e))) => Err(e),
             Err(e) => Err(ActionError::Store(e.to_string())),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_move_at_a_time_on_sqlite_and_a_burst_spread_on_a_server() {
+        let pending: BTreeSet<i64> = (1..=120).collect();
+        let none = HashSet::new();
+        // SQLite: never a second move
+        assert_eq!(next_move(&pending, &none, 1, 1), None);
+        let first = next_move(&pending, &none, 0, 1).expect("a first move");
+        assert_eq!(first.len(), MOVE_BATCH);
+        // a server: more moves while the backlog lasts, up to the bound
+        assert!(next_move(&pending, &none, 1, MOVES_AT_ONCE_ON_A_SERVER).is_some());
+        assert_eq!(
+            next_move(
+                &pending,
+                &none,
+                MOVES_AT_ONCE_ON_A_SERVER,
+                MOVES_AT_ONCE_ON_A_SERVER
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_trickle_stays_in_one_move_and_runs_in_flight_wait() {
+        let few: BTreeSet<i64> = (1..BACKLOG_FOR_ANOTHER_MOVE as i64).collect();
+        let none = HashSet::new();
+        assert_eq!(
+            next_move(&few, &none, 1, 4),
+            None,
+            "no second move for a trickle"
+        );
+        assert_eq!(
+            next_move(&few, &none, 0, 4).map(|r| r.len()),
+            Some(few.len())
+        );
+        // a run being moved is not taken by another move (it would queue on its row lock)
+        let in_flight: HashSet<i64> = [1, 2].into();
+        let next = next_move(&few, &in_flight, 0, 4).expect("the others");
+        assert!(!next.contains(&1) && !next.contains(&2), "{next:?}");
+        let only_in_flight: BTreeSet<i64> = [1, 2].into();
+        assert_eq!(next_move(&only_in_flight, &in_flight, 0, 4), None);
     }
 }
