@@ -5,6 +5,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use serde_json::Value;
 
+use super::api_schema_text::SCHEMA_TEXTS_ZH;
 use super::api_text::{TAGS_ZH, TEXTS_ZH};
 use super::{nav, render, Lang, Nav};
 use crate::web::api::auth::Principal;
@@ -70,10 +71,10 @@ struct ApiDocsPage {
 /// `GET /api-docs`.
 pub(super) async fn page(req: HttpRequest, principal: Principal) -> HttpResponse {
     let doc = serde_json::to_value(api_doc()).unwrap_or_default();
-    let (mut sections, schemas) = outline(&doc);
+    let (mut sections, mut schemas) = outline(&doc);
     let nav = nav(&req, &principal, "api_docs");
     if nav.lang == Lang::Zh {
-        in_chinese(&mut sections);
+        in_chinese(&mut sections, &mut schemas);
     }
     render(&ApiDocsPage {
         nav,
@@ -84,14 +85,20 @@ pub(super) async fn page(req: HttpRequest, principal: Principal) -> HttpResponse
     })
 }
 
-/// The sections' tags, summaries and descriptions in Chinese; a text the catalogue lacks stays
-/// English (a test keeps the catalogue complete).
-fn in_chinese(sections: &mut [Section]) {
+/// The sections' tags, summaries and descriptions, and the schemas' descriptions, in Chinese; a
+/// text the catalogue lacks stays English (a test keeps the catalogue complete).
+fn in_chinese(sections: &mut [Section], schemas: &mut [Schema]) {
     let zh = |table: &[(&str, &'static str)], english: &mut String| {
         if let Ok(i) = table.binary_search_by(|(k, _)| (*k).cmp(english.as_str())) {
             *english = table[i].1.to_string();
         }
     };
+    for schema in schemas {
+        zh(SCHEMA_TEXTS_ZH, &mut schema.description);
+        for p in &mut schema.properties {
+            zh(SCHEMA_TEXTS_ZH, &mut p.description);
+        }
+    }
     for section in sections {
         zh(TAGS_ZH, &mut section.title);
         for op in &mut section.operations {
@@ -307,16 +314,29 @@ mod tests {
 
     #[test]
     fn every_summary_tag_and_description_has_its_chinese() {
-        for table in [TEXTS_ZH, TAGS_ZH] {
+        for table in [TEXTS_ZH, TAGS_ZH, SCHEMA_TEXTS_ZH] {
             for pair in table.windows(2) {
                 assert!(pair[0].0 < pair[1].0, "not sorted: {:?}", pair[1].0);
             }
         }
         let doc = serde_json::to_value(api_doc()).unwrap();
-        let (english, _) = outline(&doc);
-        let (mut chinese, _) = outline(&doc);
-        in_chinese(&mut chinese);
+        let (english, english_schemas) = outline(&doc);
+        let (mut chinese, mut chinese_schemas) = outline(&doc);
+        in_chinese(&mut chinese, &mut chinese_schemas);
         let mut missing = Vec::new();
+        for (en, zh) in english_schemas.iter().zip(&chinese_schemas) {
+            let texts = std::iter::once((&en.description, &zh.description)).chain(
+                en.properties
+                    .iter()
+                    .zip(&zh.properties)
+                    .map(|(x, y)| (&x.description, &y.description)),
+            );
+            for (x, y) in texts {
+                if !x.is_empty() && x == y {
+                    missing.push(format!("{}: {x}", en.name));
+                }
+            }
+        }
         for (en, zh) in english.iter().zip(&chinese) {
             if en.title == zh.title {
                 missing.push(en.title.clone());

@@ -17,6 +17,7 @@ use super::AppState;
 
 mod account;
 mod api_docs;
+mod api_schema_text;
 mod api_text;
 mod assets;
 mod audit;
