@@ -530,9 +530,6 @@ impl WorkflowRunner {
     }
 }
 
-/// Moves `runs` on in batches of [`MOVE_BATCH`], one transaction each; a batch that fails is
-/// moved again run by run, so one run that cannot move does not hold the others back. Each
-/// result names the runs it is about.
 /// The runs the next move takes, when one may start beside the `moves` under way: up to
 /// [`MOVE_BATCH`] pending runs not in flight; a move beside others only for a backlog (see
 /// [`BACKLOG_FOR_ANOTHER_MOVE`]).
@@ -558,6 +555,9 @@ fn next_move(
     enough.then_some(runs)
 }
 
+/// Moves `runs` on in batches of [`MOVE_BATCH`], one transaction each; a batch that fails is
+/// moved again run by run, so one run that cannot move does not hold the others back. Each
+/// result names the runs it is about.
 async fn advance_runs(
     store: &Store,
     engine: &Engine,

@@ -312,6 +312,17 @@ mod tests {
             .any(|s| s.name == "JobView" && !s.properties.is_empty()));
     }
 
+    /// The descriptions of the same parameters in two languages, side by side.
+    fn descriptions<'a>(
+        english: &'a [Param],
+        chinese: &'a [Param],
+    ) -> impl Iterator<Item = (&'a String, &'a String)> {
+        english
+            .iter()
+            .zip(chinese)
+            .map(|(x, y)| (&x.description, &y.description))
+    }
+
     #[test]
     fn every_summary_tag_and_description_has_its_chinese() {
         for table in [TEXTS_ZH, TAGS_ZH, SCHEMA_TEXTS_ZH] {
@@ -325,12 +336,8 @@ mod tests {
         in_chinese(&mut chinese, &mut chinese_schemas);
         let mut missing = Vec::new();
         for (en, zh) in english_schemas.iter().zip(&chinese_schemas) {
-            let texts = std::iter::once((&en.description, &zh.description)).chain(
-                en.properties
-                    .iter()
-                    .zip(&zh.properties)
-                    .map(|(x, y)| (&x.description, &y.description)),
-            );
+            let texts = std::iter::once((&en.description, &zh.description))
+                .chain(descriptions(&en.properties, &zh.properties));
             for (x, y) in texts {
                 if !x.is_empty() && x == y {
                     missing.push(format!("{}: {x}", en.name));
@@ -343,12 +350,7 @@ mod tests {
             }
             for (a, b) in en.operations.iter().zip(&zh.operations) {
                 let texts = std::iter::once((&a.summary, &b.summary))
-                    .chain(
-                        a.params
-                            .iter()
-                            .zip(&b.params)
-                            .map(|(x, y)| (&x.description, &y.description)),
-                    )
+                    .chain(descriptions(&a.params, &b.params))
                     .chain(
                         a.responses
                             .iter()
