@@ -5,24 +5,29 @@
 //! receipt after its scheduled second, duplicates, gaps, the sustained rate, and from the
 //! database the runs marked as reached (trigger code 200) that no executor received.
 //!
+//! With `--ratch-job BIN`, ratch-job fires the same jobs to the same executor processes (see
+//! [`super::ratch`]), measured from the receipts alone.
+//!
 //! The configurations run one after the other in the same invocation, so the ratios the
 //! issue names (PostgreSQL p99 / SQLite p99 with one admin; 3-admin rate and p99 / 1-admin) come
 //! from the same machine state.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use jobwheel::clock::{now_ms, sleep_until_epoch_ms};
 use jobwheel::model::{RouteStrategy, ScheduleType};
-use jobwheel::store::Backend;
 
+pub use super::cluster_config::{Config, Scheduler};
 use super::common::RunningAdmin;
 use super::common::{
-    load_average, logs_since, match_receipts, second_after, start_admin, Ctx, LogFacts, Matched,
+    load_average, logs_since, match_receipts, mib, second_after, start_admin, Ctx, LogFacts,
+    Matched,
 };
 use super::db::{scheduled_job, BenchDb, BENCH_APP};
 use super::procs::{cpu_percent, free_port, ProcSample, Spawned};
+use super::ratch::{fires_of, RatchJob};
 use super::sim::{parse_receipts, Receipt, ReceiptReport, Reporting, SimExecutor, RECEIPTS_PATH};
 use super::stats::{check_fires, ms, percentile, summarize, FireCheck, Lateness, Table};
 
@@ -31,82 +36,6 @@ pub const RESULT_BATCH: usize = 1_000;
 
 /// Seconds skipped at each end of the firing window for the steady-window figures.
 const STEADY_SKIP_MS: i64 = 2_000;
-
-/// Which database and how many admins one configuration runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    /// SQLite (a fresh file) or the `--database-url` server.
-    pub sqlite: bool,
-    /// Admin processes on the database.
-    pub admins: usize,
-}
-
-impl Config {
-    /// Parses `sqlite:1`, `pg:3`, `mysql:3` or `server:3`; a server name must match the
-    /// `--database-url` backend (`server` takes whichever it is).
-    pub fn parse(text: &str, server: Option<Backend>) -> Result<Config, String> {
-        let (name, admins) = text
-            .split_once(':')
-            .ok_or_else(|| format!("config '{text}': expected BACKEND:ADMINS, e.g. pg:3"))?;
-        let admins: usize = admins
-            .trim()
-            .parse()
-            .ok()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| format!("config '{text}': admins must be a number ≥ 1"))?;
-        let wanted = match name.trim().to_ascii_lowercase().as_str() {
-            "sqlite" => {
-                if admins != 1 {
-                    return Err(format!("config '{text}': SQLite takes one admin only"));
-                }
-                return Ok(Config {
-                    sqlite: true,
-                    admins,
-                });
-            }
-            "pg" | "postgres" | "postgresql" => Some(Backend::Postgres),
-            "mysql" | "mariadb" => Some(Backend::MySql),
-            "server" => None,
-            other => return Err(format!("config '{text}': unknown backend '{other}'")),
-        };
-        match (server, wanted) {
-            (None, _) => Err(format!(
-                "config '{text}' needs --database-url (a PostgreSQL or MySQL server)"
-            )),
-            (Some(s), Some(w)) if s != w => Err(format!(
-                "config '{text}': --database-url is {}, not {}",
-                s.name(),
-                w.name()
-            )),
-            _ => Ok(Config {
-                sqlite: false,
-                admins,
-            }),
-        }
-    }
-
-    /// The default list: SQLite with one admin, then the server with each of `admins` counts
-    /// (SQLite alone without a server).
-    pub fn defaults(server: Option<Backend>, admins: &[usize]) -> Vec<Config> {
-        let mut out = vec![Config {
-            sqlite: true,
-            admins: 1,
-        }];
-        if server.is_some() {
-            out.extend(admins.iter().map(|&n| Config {
-                sqlite: false,
-                admins: n.max(1),
-            }));
-        }
-        out
-    }
-
-    fn label(&self, server: &str) -> String {
-        let backend = if self.sqlite { "sqlite" } else { server };
-        let s = if self.admins == 1 { "" } else { "s" };
-        format!("{backend}, {} admin{s}", self.admins)
-    }
-}
 
 /// Options of the scenario.
 #[derive(Debug, Clone)]
@@ -119,6 +48,8 @@ pub struct Options {
     pub duration: u64,
     /// Simulated executor processes.
     pub executors: usize,
+    /// The ratchjob binary the `ratch-job` configurations run.
+    pub ratch_job: Option<PathBuf>,
 }
 
 /// Figures of one configuration.
@@ -132,14 +63,14 @@ struct Outcome {
     check: FireCheck,
     /// Receipts per second of the steady window.
     rate: f64,
-    /// Runs with trigger code 200 whose log id no executor received.
-    reached_not_received: usize,
-    /// Runs left with trigger code 0 after the admins stopped.
-    code_zero: usize,
-    /// Runs with another trigger code (the trigger failed).
-    failed_triggers: usize,
+    /// What jobwheel's run rows say against the receipts (ratch-job's are not read).
+    runs: Option<RunRows>,
     /// Each admin's CPU over the window, percent of one core.
     admin_cpu: Vec<f64>,
+    /// Each admin's RSS at the end of the window, KiB.
+    admin_rss_kb: Vec<u64>,
+    /// Bytes of the SQLite files or of ratch-job's data folder at the end of the window.
+    disk_bytes: Option<u64>,
     /// Lateness p50 and p99 of each share (fires of jobs whose `id % admins` is its index).
     by_share: Vec<(f64, f64)>,
     note: String,
@@ -161,7 +92,7 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
         outcomes.push(run_config(ctx, opts, *config).await?);
     }
     println!("{}", table(&outcomes, opts, &server).render());
-    println!("{}", ratios(&outcomes, &server).render());
+    println!("{}", ratios(&outcomes, &server, opts.jobs).render());
     // a whole second of late fires is 1/duration of them: the p99 is made of the worst seconds
     for o in &outcomes {
         let seconds: Vec<String> = o
@@ -199,10 +130,13 @@ pub async fn run(ctx: &Ctx, opts: &Options) -> Result<(), String> {
 
 /// A fresh database, its admins and executors; fires, measures, stops and drops them all.
 async fn run_config(ctx: &Ctx, opts: &Options, config: Config) -> Result<Outcome, String> {
-    let url = if config.sqlite {
-        None
-    } else {
-        ctx.database_url.as_deref()
+    let url = match config.scheduler {
+        Scheduler::Sqlite => None,
+        Scheduler::Server => ctx.database_url.as_deref(),
+        Scheduler::RatchJob => {
+            let bin = (opts.ratch_job.as_deref()).ok_or("ratch-job needs --ratch-job BIN")?;
+            return run_ratch_job(ctx, opts, config, bin).await;
+        }
     };
     let db = BenchDb::create(url, &ctx.work, "clu").await?;
     let mut admins = Vec::new();
@@ -228,6 +162,49 @@ async fn run_config(ctx: &Ctx, opts: &Options, config: Config) -> Result<Outcome
         e.process.stop(Duration::from_secs(2)).await;
     }
     db.drop_db().await;
+    result
+}
+
+/// ratch-job with the same simulated executor processes and as many jobs firing every second;
+/// measured from the executors' receipts and its process.
+async fn run_ratch_job(
+    ctx: &Ctx,
+    opts: &Options,
+    config: Config,
+    bin: &Path,
+) -> Result<Outcome, String> {
+    let mut ratch = RatchJob::start(bin, &ctx.work).await?;
+    let mut executors = Vec::new();
+    let result = async {
+        for _ in 0..opts.executors {
+            executors.push(spawn_sim_executor(&ctx.work, &[ratch.admin_url()])?);
+        }
+        ratch.wait_registered(opts.executors).await?;
+        let ids = ratch.create_jobs(opts.jobs).await?;
+        // a created job fires at once: the window starts once they all fire, as jobwheel's
+        let t0 = second_after(3_000);
+        let end = t0 + opts.duration as i64 * 1_000;
+        sleep_until_epoch_ms(t0).await;
+        let before = ratch.process.sample()?;
+        let started = Instant::now();
+        sleep_until_epoch_ms(end).await;
+        let after = ratch.process.sample()?;
+        let disk_bytes = ratch.data_bytes();
+        // the last second's fires
+        actix_web::rt::time::sleep(Duration::from_secs(2)).await;
+        let reports = fetch_reports(&executors).await?;
+        let receipts: Vec<Receipt> = reports.iter().flat_map(|r| r.receipts.clone()).collect();
+        let mut outcome = measure(&reports, fires_of(&receipts), None, &ids, (t0, end), config);
+        outcome.admin_cpu = vec![cpu_percent(before, after, started.elapsed())];
+        outcome.admin_rss_kb = vec![after.rss_kb];
+        outcome.disk_bytes = Some(disk_bytes);
+        Ok(outcome)
+    }
+    .await;
+    ratch.process.stop(Duration::from_secs(10)).await;
+    for e in executors {
+        e.process.stop(Duration::from_secs(2)).await;
+    }
     result
 }
 
@@ -312,6 +289,7 @@ async fn fire_and_measure(
         .zip(&after)
         .map(|(b, a)| cpu_percent(*b, *a, started.elapsed()))
         .collect();
+    let disk_bytes = sqlite_bytes(&db.url);
     // the last second's fires, then the admins stop: nothing changes the runs after that
     actix_web::rt::time::sleep(Duration::from_secs(2)).await;
     for a in std::mem::take(admins) {
@@ -319,10 +297,23 @@ async fn fire_and_measure(
     }
     let reports = fetch_reports(executors).await?;
     let logs = logs_since(&db.store, t0 - 10_000).await?;
-    let mut outcome = measure(&reports, &logs, &ids, (t0, end), config);
+    let receipts: Vec<Receipt> = reports.iter().flat_map(|r| r.receipts.clone()).collect();
+    let received: HashSet<i64> = receipts.iter().map(|r| r.log_id).collect();
+    let matched = match_receipts(&receipts, &logs);
+    let runs = Some(run_rows(&logs, &received));
+    let mut outcome = measure(&reports, matched, runs, &ids, (t0, end), config);
     outcome.admin_cpu = admin_cpu;
+    outcome.admin_rss_kb = after.iter().map(|a| a.rss_kb).collect();
+    outcome.disk_bytes = disk_bytes;
     outcome.note.insert_str(0, &note);
     Ok(outcome)
+}
+
+/// Bytes of a SQLite database's file and its write-ahead log; `None` for a server's.
+fn sqlite_bytes(url: &str) -> Option<u64> {
+    let path = url.strip_prefix("sqlite://")?;
+    let size = |p: String| std::fs::metadata(p).map_or(0, |m| m.len());
+    Some(size(path.to_string()) + size(format!("{path}-wal")))
 }
 
 fn samples(admins: &[RunningAdmin]) -> Result<Vec<ProcSample>, String> {
@@ -352,28 +343,24 @@ async fn fetch_reports(executors: &[SimProcess]) -> Result<Vec<ReceiptReport>, S
     Ok(out)
 }
 
-/// The figures of one configuration from the executors' receipts and the admins' run rows.
+/// The figures of one configuration from the executors' receipts matched to their fires and,
+/// for jobwheel, what its run rows say.
 fn measure(
     reports: &[ReceiptReport],
-    logs: &HashMap<i64, LogFacts>,
+    matched: Matched,
+    runs: Option<RunRows>,
     ids: &[i32],
     (t0, end): (i64, i64),
     config: Config,
 ) -> Outcome {
-    let receipts: Vec<Receipt> = reports
-        .iter()
-        .flat_map(|r| r.receipts.iter().copied())
-        .collect();
     let Matched {
         fires,
         late,
         unknown,
-    } = match_receipts(&receipts, logs);
+    } = matched;
     let (from, to) = (t0 + STEADY_SKIP_MS, end - STEADY_SKIP_MS);
     let steady_seconds = ((to - from) / 1_000).max(0);
     let in_steady = fires.iter().filter(|(_, s)| *s >= from && *s < to).count();
-    let received: HashSet<i64> = receipts.iter().map(|r| r.log_id).collect();
-    let runs = run_rows(logs, &received);
     let mut note = String::new();
     if unknown > 0 {
         note.push_str(&format!("{unknown} receipts without a run row; "));
@@ -405,10 +392,10 @@ fn measure(
         } else {
             0.0
         },
-        reached_not_received: runs.reached_not_received,
-        code_zero: runs.code_zero,
-        failed_triggers: runs.failed,
+        runs,
         admin_cpu: Vec::new(),
+        admin_rss_kb: Vec::new(),
+        disk_bytes: None,
         by_share,
         note,
     }
@@ -486,6 +473,8 @@ fn table(outcomes: &[Outcome], opts: &Options, server: &str) -> Table {
             "failed triggers",
             "admin CPU % (1 core each)",
             "admin CPU µs per fire (all admins)",
+            "admin RSS MiB (window's end)",
+            "on disk MiB (window's end)",
             "notes",
         ],
     );
@@ -496,8 +485,10 @@ fn table(outcomes: &[Outcome], opts: &Options, server: &str) -> Table {
             });
         let steady = summarize(&o.lateness.steady).map_or("-".into(), |s| ms(s.p99));
         let cpu: Vec<String> = o.admin_cpu.iter().map(|c| format!("{c:.0}")).collect();
-        // every job fires once a second over the window the CPU was measured on
-        let us_per_fire = o.admin_cpu.iter().sum::<f64>() / 100.0 * 1e6 / opts.jobs.max(1) as f64;
+        let rss: Vec<String> = o.admin_rss_kb.iter().map(|kb| mib(*kb)).collect();
+        // ratch-job's run rows are not read: what they would say is not known
+        let runs =
+            |f: fn(&RunRows) -> usize| o.runs.as_ref().map_or("-".into(), |r| f(r).to_string());
         t.row([
             o.config.label(server),
             o.expected.to_string(),
@@ -509,35 +500,86 @@ fn table(outcomes: &[Outcome], opts: &Options, server: &str) -> Table {
             max,
             steady,
             format!("{:.0}", o.rate),
-            o.reached_not_received.to_string(),
-            o.code_zero.to_string(),
-            o.failed_triggers.to_string(),
+            runs(|r| r.reached_not_received),
+            runs(|r| r.code_zero),
+            runs(|r| r.failed),
             cpu.join(" / "),
-            format!("{us_per_fire:.1}"),
+            format!("{:.1}", us_per_fire(o, opts.jobs)),
+            rss.join(" / "),
+            o.disk_bytes.map_or("-".into(), |b| mib(b / 1024)),
             o.note.trim_end_matches("; ").to_string(),
         ]);
     }
     t
 }
 
+/// Admin CPU per fire, all admins together: every job fires once a second over the window the
+/// CPU was measured on.
+fn us_per_fire(o: &Outcome, jobs: usize) -> f64 {
+    o.admin_cpu.iter().sum::<f64>() / 100.0 * 1e6 / jobs.max(1) as f64
+}
+
+fn p99(o: &Outcome) -> (Option<f64>, Option<f64>) {
+    (
+        summarize(&o.lateness.all).map(|s| s.p99),
+        summarize(&o.lateness.steady).map(|s| s.p99),
+    )
+}
+
 /// The issue's comparisons, for the configurations this run holds.
-fn ratios(outcomes: &[Outcome], server: &str) -> Table {
+fn ratios(outcomes: &[Outcome], server: &str, jobs: usize) -> Table {
     let mut t = Table::new(
         "cluster: ratios within this run",
         &["ratio", "whole window", "steady window", "target"],
     );
-    let find = |sqlite: bool, admins: usize| {
+    let find = |scheduler: Scheduler, admins: usize| {
         outcomes
             .iter()
-            .find(|o| o.config == Config { sqlite, admins })
+            .find(|o| o.config == Config { scheduler, admins })
     };
-    let p99 = |o: &Outcome| {
-        (
-            summarize(&o.lateness.all).map(|s| s.p99),
-            summarize(&o.lateness.steady).map(|s| s.p99),
-        )
-    };
-    if let (Some(lite), Some(one)) = (find(true, 1), find(false, 1)) {
+    // each ratch-job run against the SQLite run just before it (or the first), so alternating
+    // configurations pair up
+    for (i, theirs) in outcomes.iter().enumerate() {
+        if theirs.config.scheduler != Scheduler::RatchJob {
+            continue;
+        }
+        let ours = (outcomes[..i].iter().rev())
+            .find(|o| o.config.scheduler == Scheduler::Sqlite)
+            .or_else(|| find(Scheduler::Sqlite, 1));
+        let Some(ours) = ours else { break };
+        let rss = |o: &Outcome| o.admin_rss_kb.first().map(|kb| *kb as f64);
+        let (a, b) = (p99(ours), p99(theirs));
+        let rows = [
+            (
+                "admin CPU µs per fire",
+                "-".into(),
+                ratio(
+                    Some(us_per_fire(ours, jobs)),
+                    Some(us_per_fire(theirs, jobs)),
+                ),
+                "≤ 1.0",
+            ),
+            ("p99", ratio(a.0, b.0), ratio(a.1, b.1), "≤ 0.33"),
+            (
+                "admin RSS at the window's end",
+                "-".into(),
+                ratio(rss(ours), rss(theirs)),
+                "≤ 0.5",
+            ),
+        ];
+        for (what, whole, steady, target) in rows {
+            t.row([
+                format!(
+                    "{what}: sqlite 1 admin / ratch-job (configuration {})",
+                    i + 1
+                ),
+                whole,
+                steady,
+                target.into(),
+            ]);
+        }
+    }
+    if let (Some(lite), Some(one)) = (find(Scheduler::Sqlite, 1), find(Scheduler::Server, 1)) {
         let (a, b) = (p99(one), p99(lite));
         t.row([
             format!("p99: {server} 1 admin / sqlite 1 admin"),
@@ -546,10 +588,10 @@ fn ratios(outcomes: &[Outcome], server: &str) -> Table {
             "≤ 1.5".into(),
         ]);
     }
-    let one = find(false, 1);
+    let one = find(Scheduler::Server, 1);
     for many in outcomes
         .iter()
-        .filter(|o| !o.config.sqlite && o.config.admins > 1)
+        .filter(|o| o.config.scheduler == Scheduler::Server && o.config.admins > 1)
     {
         let Some(one) = one else { break };
         let n = many.config.admins;
@@ -613,33 +655,6 @@ mod tests {
         ];
         let shares = by_share(&fires, &late, 3, (0, 5_000));
         assert_eq!(shares, vec![(10.0, 30.0), (2_500.0, 2_500.0), (0.0, 0.0)]);
-    }
-
-    #[test]
-    fn configs_parse_and_check_the_server() {
-        let pg = Some(Backend::Postgres);
-        assert_eq!(
-            Config::parse("sqlite:1", None),
-            Ok(Config {
-                sqlite: true,
-                admins: 1
-            })
-        );
-        assert_eq!(
-            Config::parse("pg:3", pg),
-            Ok(Config {
-                sqlite: false,
-                admins: 3
-            })
-        );
-        assert!(Config::parse("server:2", pg).is_ok());
-        assert!(Config::parse("sqlite:3", pg).is_err());
-        assert!(Config::parse("mysql:1", pg).is_err());
-        assert!(Config::parse("pg:1", None).is_err());
-        assert!(Config::parse("pg:0", pg).is_err());
-        assert!(Config::parse("pg", pg).is_err());
-        assert_eq!(Config::defaults(None, &[1, 3]).len(), 1);
-        assert_eq!(Config::defaults(pg, &[1, 3]).len(), 3);
     }
 
     #[test]

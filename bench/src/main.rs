@@ -12,6 +12,7 @@
 //! mode), so they are processes of their own like a real executor fleet.
 
 mod cluster;
+mod cluster_config;
 mod common;
 mod console;
 mod db;
@@ -21,6 +22,7 @@ mod load;
 mod memory;
 mod precision;
 mod procs;
+mod ratch;
 mod scale;
 mod sim;
 mod startup;
@@ -92,13 +94,18 @@ struct Args {
     /// console: requests measured per page
     #[arg(long, value_name = "N")]
     requests: Option<usize>,
-    /// cluster: what runs, in order, as BACKEND:ADMINS (sqlite:1, pg:3, mysql:3, server:3);
-    /// default sqlite:1 and, with a server --database-url, the server with each --admins count
+    /// cluster: what runs, in order, as BACKEND:ADMINS (sqlite:1, pg:3, mysql:3, server:3,
+    /// ratch-job:1); default sqlite:1, ratch-job:1 with --ratch-job and, with a server
+    /// --database-url, the server with each --admins count
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     configs: Option<Vec<String>>,
     /// cluster: admin counts run on the --database-url server after the SQLite baseline
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_values_t = [1, 3])]
     admins: Vec<usize>,
+    /// cluster: a ratchjob binary (ratch-job, built with cargo) to run beside jobwheel with the
+    /// same jobs and simulated executors (configuration ratch-job:1)
+    #[arg(long, value_name = "BIN")]
+    ratch_job: Option<PathBuf>,
     /// cluster: simulated executor processes (default 4)
     #[arg(long, value_name = "N")]
     executors: Option<usize>,
@@ -218,12 +225,18 @@ fn cluster_configs(args: &Args, ctx: &Ctx) -> Result<Vec<cluster::Config>, Strin
         None => None,
         Some(u) => Some(jobwheel::store::Backend::from_url(u).map_err(|e| e.to_string())?),
     };
+    let ratch_job = args.ratch_job.is_some();
+    if let Some(bin) = &args.ratch_job {
+        if !bin.is_file() {
+            return Err(format!("--ratch-job: no file '{}'", bin.display()));
+        }
+    }
     match &args.configs {
         Some(list) => list
             .iter()
-            .map(|c| cluster::Config::parse(c, server))
+            .map(|c| cluster::Config::parse(c, server, ratch_job))
             .collect(),
-        None => Ok(cluster::Config::defaults(server, &args.admins)),
+        None => Ok(cluster::Config::defaults(server, &args.admins, ratch_job)),
     }
 }
 
@@ -315,6 +328,7 @@ async fn run(args: &Args, ctx: &Ctx) -> Result<(), String> {
                     jobs: pick_n(args.jobs, 1_000, 20),
                     duration: pick(args.duration, 30, 5),
                     executors: pick_n(args.executors, 4, 2),
+                    ratch_job: args.ratch_job.clone(),
                 },
             )
             .await

@@ -215,6 +215,17 @@ pub struct Spawned {
 impl Spawned {
     /// Starts `bin args...` with output to `log`.
     pub fn start(what: &str, bin: &Path, args: &[String], log: PathBuf) -> Result<Spawned, String> {
+        Self::start_with_env(what, bin, args, &[], log)
+    }
+
+    /// Starts `bin args...` with `env` added to the bench's environment, output to `log`.
+    pub fn start_with_env(
+        what: &str,
+        bin: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        log: PathBuf,
+    ) -> Result<Spawned, String> {
         let out = File::create(&log)
             .map_err(|e| format!("cannot create log file '{}': {e}", log.display()))?;
         let err = out
@@ -228,6 +239,7 @@ impl Spawned {
         if std::env::var_os("RUST_LOG").is_none() {
             cmd.env("RUST_LOG", "info");
         }
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         let started = Instant::now();
         let child = cmd
             .spawn()

@@ -32,6 +32,9 @@ pub struct Receipt {
     pub log_id: i64,
     /// Arrival, epoch µs.
     pub at_us: i64,
+    /// The request's `logDateTime`, epoch ms (a fire's scheduled second where the admin sends
+    /// that, as ratch-job does).
+    pub log_date_time: i64,
 }
 
 #[derive(Default)]
@@ -195,11 +198,11 @@ const EMPTY_LOG: &[u8] =
 /// posts' counters, as JSON (see [`receipts_json`]).
 pub const RECEIPTS_PATH: &str = "/bench/receipts";
 
-/// `{"receipts": [[job id, log id, epoch µs], ...], "bad": n, "posted": n, "failed": n}`.
+/// `{"receipts": [[job id, log id, epoch µs, logDateTime ms], ...], "bad": n, "posted": n, "failed": n}`.
 fn receipts_json(shared: &SimShared) -> Vec<u8> {
     let receipts: Vec<Value> = lock(&shared.receipts)
         .iter()
-        .map(|r| json!([r.job_id, r.log_id, r.at_us]))
+        .map(|r| json!([r.job_id, r.log_id, r.at_us, r.log_date_time]))
         .collect();
     json!({
         "receipts": receipts,
@@ -236,7 +239,9 @@ pub fn parse_receipts(body: &[u8]) -> Result<ReceiptReport, String> {
     let mut receipts = Vec::with_capacity(items.len());
     for item in items {
         let field = |i: usize| item.get(i).and_then(Value::as_i64);
-        let (Some(job), Some(log_id), Some(at_us)) = (field(0), field(1), field(2)) else {
+        let (Some(job), Some(log_id), Some(at_us), Some(log_date_time)) =
+            (field(0), field(1), field(2), field(3))
+        else {
             return Err(format!("receipts: unreadable item {item}"));
         };
         let job_id = i32::try_from(job).map_err(|_| format!("receipts: job id {job}"))?;
@@ -244,6 +249,7 @@ pub fn parse_receipts(body: &[u8]) -> Result<ReceiptReport, String> {
             job_id,
             log_id,
             at_us,
+            log_date_time,
         });
     }
     let count = |key: &str| v[key].as_u64().unwrap_or(0);
@@ -271,6 +277,7 @@ fn sim_run(shared: &SimShared, body: &[u8]) -> Answer {
         job_id: param.job_id,
         log_id: param.log_id,
         at_us,
+        log_date_time: param.log_date_time,
     });
     if shared.reports {
         lock(&shared.pending).push((param.log_id, param.log_date_time));
@@ -476,6 +483,7 @@ mod tests {
             job_id: 7,
             log_id: 42,
             at_us: 1_700_000_000_123_456,
+            log_date_time: 1_700_000_000_000,
         });
         shared.callbacks_posted.store(3, Ordering::Relaxed);
         shared.posts.store(1, Ordering::Relaxed);
@@ -486,7 +494,8 @@ mod tests {
                 receipts: vec![Receipt {
                     job_id: 7,
                     log_id: 42,
-                    at_us: 1_700_000_000_123_456
+                    at_us: 1_700_000_000_123_456,
+                    log_date_time: 1_700_000_000_000
                 }],
                 bad_requests: 0,
                 posted: 3,
@@ -495,8 +504,8 @@ mod tests {
             }
         );
         assert!(parse_receipts(b"not json").is_err());
-        assert!(parse_receipts(br#"{"receipts":[[1,2]]}"#).is_err());
-        assert!(parse_receipts(br#"{"receipts":[[99999999999,2,3]]}"#).is_err());
+        assert!(parse_receipts(br#"{"receipts":[[1,2,3]]}"#).is_err());
+        assert!(parse_receipts(br#"{"receipts":[[99999999999,2,3,4]]}"#).is_err());
         assert!(parse_receipts(br#"{"bad":1}"#).is_err());
     }
 }
