@@ -84,6 +84,9 @@ pub struct RunTx {
 /// Rows per statement of the bulk reads (bound parameters stay far below every backend's limit).
 const BULK_CHUNK: usize = 800;
 
+/// Runs written by one statement of [`RunTx::save_runs`] (17 parameters each).
+const RUNS_SAVED_AT_ONCE: usize = 50;
+
 impl Store {
     /// Opens a [`RunTx`] (on SQLite it takes the write lock at once, so two writers never
     /// deadlock on an upgrade).
@@ -321,6 +324,57 @@ impl RunTx {
             .execute(&mut **tx)
             .await
             .map(drop))?;
+        Ok(())
+    }
+
+    /// Writes the changing fields of `runs` as [`Self::save_run`] does, one statement per chunk
+    /// (a `CASE` on the id per column) rather than one per run: a move holds several runs.
+    pub async fn save_runs(&mut self, runs: &[&WorkflowRun], now: i64) -> StoreResult<()> {
+        if let [run] = runs {
+            return self.save_run(run, now).await;
+        }
+        type Field = fn(&WorkflowRun) -> Param;
+        let fields: [(&str, Field); 8] = [
+            ("state", |r| Param::Text(r.state.as_str().to_string())),
+            ("paused", |r| Param::Int(r.paused as i32)),
+            ("context", |r| Param::Text(r.context.clone())),
+            ("message", |r| {
+                Param::Text(storable_text(&r.message, MESSAGE_MAX_CHARS).into_owned())
+            }),
+            ("start_time", |r| Param::Long(r.start_time)),
+            ("end_time", |r| Param::Long(r.end_time)),
+            ("deadline", |r| Param::Long(r.deadline)),
+            ("alarm_status", |r| Param::Int(r.alarm_status)),
+        ];
+        for chunk in runs.chunks(RUNS_SAVED_AT_ONCE) {
+            let mut params: Vec<Param> = Vec::with_capacity(chunk.len() * 17 + 1);
+            let mut sets: Vec<String> = Vec::with_capacity(fields.len() + 1);
+            for (column, value) in fields {
+                sets.push(format!(
+                    "{column} = CASE id{} END",
+                    " WHEN ? THEN ?".repeat(chunk.len())
+                ));
+                for r in chunk {
+                    params.push(Param::Long(r.id));
+                    params.push(value(r));
+                }
+            }
+            sets.push("update_time = ?".into());
+            params.push(Param::Long(now));
+            params.extend(chunk.iter().map(|r| Param::Long(r.id)));
+            let sql = format!(
+                "UPDATE workflow_run SET {} WHERE id IN ({})",
+                sets.join(", "),
+                placeholders(chunk.len())
+            );
+            on_tx!(self, &sql, |tx, stmt| bind_params!(
+                sqlx::query(stmt).persistent(kept(chunk.len())),
+                params
+            )
+            .execute(&mut **tx)
+            .await
+            .map(drop))?;
+        }
         Ok(())
     }
 

@@ -18,3 +18,4 @@ mod schedule;
 mod support;
 mod suspects;
 mod users;
+mod workflow_runs;

@@ -86,6 +86,9 @@ pub struct NodeFire {
     pub timeout_secs: Option<i32>,
     /// The run's context, sent to jobwheel executors with the trigger.
     pub context: Arc<str>,
+    /// The job as the move that claimed the attempt read it (in its transaction, moments
+    /// before): the fire's preparation does not read it again.
+    pub job: Option<Arc<JobInfo>>,
 }
 
 impl Trigger {

@@ -62,15 +62,21 @@ pub(super) async fn prepare_in_db(
     ahead: bool,
     admin_address: &str,
 ) -> Result<Vec<Prepared>, crate::store::StoreError> {
-    let mut job_ids: Vec<i32> = triggers.iter().map(|t| t.job_id).collect();
+    // a workflow node's fire carries its job, read by the move that claimed it
+    let mut jobs: HashMap<i32, Arc<JobInfo>> = triggers
+        .iter()
+        .filter_map(|t| t.node.as_ref()?.job.clone())
+        .map(|j| (j.id, j))
+        .collect();
+    let mut job_ids: Vec<i32> = (triggers.iter().map(|t| t.job_id))
+        .filter(|id| !jobs.contains_key(id))
+        .collect();
     job_ids.sort_unstable();
     job_ids.dedup();
-    let jobs: HashMap<i32, Arc<JobInfo>> = store
-        .get_jobs(&job_ids)
-        .await?
-        .into_iter()
-        .map(|j| (j.id, Arc::new(j)))
-        .collect();
+    if !job_ids.is_empty() {
+        let read = store.get_jobs(&job_ids).await?;
+        jobs.extend(read.into_iter().map(|j| (j.id, Arc::new(j))));
+    }
     let mut groups: HashMap<i32, Option<Arc<JobGroup>>> = HashMap::new();
     let mut live: HashMap<String, Arc<Vec<Registration>>> = HashMap::new();
     let now = now_ms();

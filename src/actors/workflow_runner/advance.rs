@@ -127,11 +127,11 @@ pub(super) async fn advance_batch(
         .collect();
     job_ids.sort_unstable();
     job_ids.dedup();
-    let jobs: HashMap<i32, JobInfo> = tx
+    let jobs: HashMap<i32, Arc<JobInfo>> = tx
         .jobs(&job_ids)
         .await?
         .into_iter()
-        .map(|j| (j.id, j))
+        .map(|j| (j.id, Arc::new(j)))
         .collect();
 
     let mut batch: Vec<Moving> = Vec::with_capacity(runs.len());
@@ -208,6 +208,7 @@ pub(super) async fn advance_batch(
             run_id: moving.run.id,
             timeout_secs: claim.timeout_secs,
             context: Arc::from(moving.run.context.as_str()),
+            job: Some(jobs[&claim.job_id].clone()),
         });
         moved.fires.push(t);
     }
@@ -238,9 +239,7 @@ pub(super) async fn advance_batch(
         }
     }
     tx.save_nodes(&changed).await?;
-    for run in to_save {
-        tx.save_run(run, now).await?;
-    }
+    tx.save_runs(&to_save, now).await?;
     tx.logs_alarm_handled(&handled).await?;
     tx.commit().await?;
     Ok(moved)
@@ -249,7 +248,7 @@ pub(super) async fn advance_batch(
 /// What the rules of one batch read.
 struct Look<'a> {
     engine: &'a Engine,
-    jobs: &'a HashMap<i32, JobInfo>,
+    jobs: &'a HashMap<i32, Arc<JobInfo>>,
     logs: &'a HashMap<i64, NodeLog>,
     live_owners: &'a HashSet<String>,
     now: i64,
@@ -396,7 +395,7 @@ fn node_fire(
     run: &WorkflowRun,
     def: &Definition,
     node: &NodeRun,
-    jobs: &HashMap<i32, JobInfo>,
+    jobs: &HashMap<i32, Arc<JobInfo>>,
 ) -> Option<Trigger> {
     let node_def = def.node(&node.node_key)?;
     let job = jobs.get(&node_def.job_id?)?;
@@ -415,6 +414,7 @@ fn node_fire(
         run_id: run.id,
         timeout_secs: node_def.timeout_secs,
         context: Arc::from(run.context.as_str()),
+        job: Some(job.clone()),
     });
     Some(t)
 }
