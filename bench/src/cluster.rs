@@ -585,7 +585,7 @@ fn ratios(outcomes: &[Outcome], server: &str, jobs: usize) -> Table {
             format!("p99: {server} 1 admin / sqlite 1 admin"),
             ratio(a.0, b.0),
             ratio(a.1, b.1),
-            "≤ 1.5".into(),
+            "≤ 1.2".into(),
         ]);
     }
     let one = find(Scheduler::Server, 1);
