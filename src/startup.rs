@@ -166,6 +166,7 @@ pub fn start_actors_with(
         faults: faults.clone(),
         suspects: suspects.clone(),
         node_id: node_id.clone(),
+        routing: Default::default(),
     };
     let pools = dispatch_settings(
         settings.trigger_pool_fast_max,

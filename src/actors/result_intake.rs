@@ -667,6 +667,7 @@ mod tests {
             faults: Default::default(),
             suspects: Default::default(),
             node_id: Default::default(),
+            routing: Default::default(),
         };
         let calls = CallGauge::new();
         let dispatcher =

@@ -20,6 +20,9 @@ pub const FENCE_AFTER_MS: i64 = NODE_DEAD_AFTER_MS - 2_000;
 pub const TAKEOVER_MISFIRE_AFTER_MS: i64 = MISFIRE_AFTER_MS + NODE_DEAD_AFTER_MS;
 /// Most fire times one pass takes over; a pass that took this many runs again at once.
 pub const TAKEOVER_BATCH: i64 = 5_000;
+/// Longest a workflow node batch's routing rows (group, live executors, cordons) serve later
+/// batches; writes of this admin end it sooner, other admins' writes are seen within it.
+pub const ROUTING_KEPT_MS: i64 = 1_000;
 /// An executor registration without a beat for this long is dead (XXL-JOB's 90 s).
 pub const EXECUTOR_DEAD_AFTER_MS: i64 = 90_000;
 /// How often an admin reads the suspect executors the others marked (and those that beat again).

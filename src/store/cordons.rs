@@ -35,6 +35,7 @@ impl Store {
             .execute(pool)
             .await?
             .rows_affected());
+        self.routing_written();
         Ok(done == 1)
     }
 
@@ -46,6 +47,7 @@ impl Store {
             .execute(pool)
             .await?
             .rows_affected());
+        self.routing_written();
         Ok(done > 0)
     }
 

@@ -85,6 +85,7 @@ impl Store {
                 .bind(group.instance_overflow.as_str())
         )
         .map_err(|e| duplicate_as(e, || format!("group with app name '{}'", group.app_name)))?;
+        self.routing_written();
         Ok(id as i32)
     }
 
@@ -109,6 +110,7 @@ impl Store {
             .await
             .map(|r| r.rows_affected()))
         .map_err(|e| duplicate_as(e, || format!("group with app name '{}'", group.app_name)))?;
+        self.routing_written();
         Ok(done > 0)
     }
 
@@ -117,6 +119,7 @@ impl Store {
         let sql = self.sql("DELETE FROM job_group WHERE id = ?");
         let done =
             on_pool!(self, pool => sqlx::query(&sql).bind(id).execute(pool).await?.rows_affected());
+        self.routing_written();
         Ok(done > 0)
     }
 
@@ -188,6 +191,7 @@ impl Store {
             .execute(pool)
             .await?
             .rows_affected());
+        self.routing_written();
         Ok(done > 0)
     }
 

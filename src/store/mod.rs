@@ -181,6 +181,9 @@ pub struct Store {
     pub(crate) db: Db,
     /// Whether the database answers, shared by every clone and [`Store::own_connection`].
     availability: std::sync::Arc<Availability>,
+    /// Writes this process made to groups, registrations and cordons (shared by every clone):
+    /// what routing read before a write is stale after it.
+    routing_writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Pre-read commits still to report an error after committing (test builds only).
     #[cfg(feature = "fault-hooks")]
     lost_commit_answers: std::sync::Arc<std::sync::atomic::AtomicUsize>,
@@ -293,6 +296,7 @@ impl Store {
         Ok(Store {
             db,
             availability: Default::default(),
+            routing_writes: Default::default(),
             #[cfg(feature = "fault-hooks")]
             lost_commit_answers: Default::default(),
         })
@@ -325,9 +329,23 @@ impl Store {
         Store {
             db,
             availability: self.availability.clone(),
+            routing_writes: self.routing_writes.clone(),
             #[cfg(feature = "fault-hooks")]
             lost_commit_answers: self.lost_commit_answers.clone(),
         }
+    }
+
+    /// How many writes this process made to groups, registrations and cordons: a routing read
+    /// cached under one count is stale once it moves (other admins' writes are not counted).
+    pub fn routing_writes(&self) -> u64 {
+        self.routing_writes
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Counts a write to groups, registrations or cordons (see [`Store::routing_writes`]).
+    pub(crate) fn routing_written(&self) {
+        self.routing_writes
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     /// Applies the backend's pending migrations; a second run changes nothing.

@@ -62,6 +62,7 @@ impl Store {
             .bind(labels.as_deref())
             .execute(pool)
             .await?; });
+        self.routing_written();
         Ok(())
     }
 
@@ -77,6 +78,7 @@ impl Store {
             .execute(pool)
             .await?
             .rows_affected());
+        self.routing_written();
         Ok(done > 0)
     }
 
@@ -84,6 +86,9 @@ impl Store {
     pub async fn remove_dead_registry(&self, before: i64) -> StoreResult<u64> {
         let sql = self.sql("DELETE FROM job_registry WHERE update_time < ?");
         let done = on_pool!(self, pool => sqlx::query(&sql).bind(before).execute(pool).await?.rows_affected());
+        if done > 0 {
+            self.routing_written();
+        }
         Ok(done)
     }
 

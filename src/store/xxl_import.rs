@@ -172,6 +172,7 @@ impl Store {
             tx.commit().await
         }.await);
         result.map_err(|e| super::duplicate_as(e, || "an imported group or user".to_string()))?;
+        self.routing_written();
         if let super::Db::Postgres(pool) = &self.db {
             advance_sequences(&["job_group", "job_info", "job_logglue", "job_user"], pool).await?;
         }

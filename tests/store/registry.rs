@@ -97,3 +97,50 @@ backends!(db: a_beat_keeps_its_load_and_labels_and_the_next_beat_replaces_them, 
     let live = s.find_live_registry_for("app", 0).await.unwrap();
     assert_eq!((live[0].update_time, live[0].load.as_ref()), (2_000, None));
 });
+
+backends!(db: every_routing_write_is_counted_for_the_cached_routing, |db| {
+    use jobwheel::model::ExecutorCordon;
+    let s = &db.store;
+    let mut seen = s.routing_writes();
+    let mut moved = |what: &str, now: u64| {
+        assert!(now > seen, "{what} was not counted");
+        seen = now;
+    };
+    let report = BeatReport::default();
+    s.upsert_registry("EXECUTOR", "app", "http://a:1/", "v2", 1_000, &report)
+        .await
+        .unwrap();
+    moved("a beat", s.routing_writes());
+    let mut group = crate::support::group("routed");
+    group.id = s.insert_group(&group).await.unwrap();
+    moved("a new group", s.routing_writes());
+    group.title = "renamed".into();
+    s.update_group(&group).await.unwrap();
+    moved("a group's change", s.routing_writes());
+    s.set_group_addresses(group.id, &["http://a:1/".into()], 2_000)
+        .await
+        .unwrap();
+    moved("a group's addresses", s.routing_writes());
+    let cordon = ExecutorCordon {
+        address: "http://a:1/".into(),
+        since: 1,
+        reason: "drain".into(),
+        by_user: "ops".into(),
+    };
+    s.cordon_executor(&cordon).await.unwrap();
+    moved("a cordon", s.routing_writes());
+    s.uncordon_executor("http://a:1/").await.unwrap();
+    moved("a lifted cordon", s.routing_writes());
+    s.remove_registry("EXECUTOR", "app", "http://a:1/")
+        .await
+        .unwrap();
+    moved("a removed registration", s.routing_writes());
+    s.delete_group(group.id).await.unwrap();
+    moved("a deleted group", s.routing_writes());
+    // every clone counts on the same count
+    s.clone()
+        .upsert_registry("EXECUTOR", "app", "http://b:1/", "v2", 1_000, &report)
+        .await
+        .unwrap();
+    moved("a clone's beat", s.routing_writes());
+});

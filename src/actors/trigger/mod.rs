@@ -133,6 +133,8 @@ pub struct TriggerEnv {
     pub suspects: Suspects,
     /// This admin's id in the cluster, recorded with the suspects it marks.
     pub node_id: Arc<str>,
+    /// The routing rows workflow node batches read, kept for the next ones.
+    pub routing: Arc<RoutingCache>,
 }
 
 /// The outcome of one trigger: a log row per shard.
@@ -309,10 +311,12 @@ pub enum Prepared {
 mod call;
 mod message;
 mod prepare;
+mod routing_cache;
 
 pub use call::{after_fire, fire_prepared, resume_fix_delay};
 use message::{trigger_message, MessageHead};
 pub use prepare::prepare_batch;
+pub use routing_cache::RoutingCache;
 
 #[cfg(test)]
 mod tests;

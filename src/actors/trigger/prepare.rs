@@ -1,6 +1,7 @@
 //! The step a second ahead: a batch's jobs, groups and live executors read once, the executors a
 //! trigger may use chosen, and its run rows inserted.
 
+use super::routing_cache::{RoutingCache, RoutingRows};
 use super::*;
 
 pub(super) fn skipped(error: String) -> Prepared {
@@ -19,12 +20,13 @@ pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool
     let count = triggers.len();
     let claims: Vec<ClaimKey> = triggers.iter().filter_map(Trigger::claim).collect();
     let admin_address = env.admin_address.clone();
-    let result =
-        env.store
-            .run(move |store| async move {
-                prepare_in_db(&store, triggers, ahead, &admin_address).await
-            })
-            .await;
+    let routing = env.routing.clone();
+    let result = env
+        .store
+        .run(move |store| async move {
+            prepare_in_db(&store, &routing, triggers, ahead, &admin_address).await
+        })
+        .await;
     match result {
         Ok(prepared) => {
             for p in &prepared {
@@ -58,6 +60,7 @@ pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool
 
 pub(super) async fn prepare_in_db(
     store: &Store,
+    routing: &RoutingCache,
     triggers: Vec<Trigger>,
     ahead: bool,
     admin_address: &str,
@@ -77,26 +80,34 @@ pub(super) async fn prepare_in_db(
         let read = store.get_jobs(&job_ids).await?;
         jobs.extend(read.into_iter().map(|j| (j.id, Arc::new(j))));
     }
-    let mut groups: HashMap<i32, Option<Arc<JobGroup>>> = HashMap::new();
-    let mut live: HashMap<String, Arc<Vec<Registration>>> = HashMap::new();
     let now = now_ms();
-    let since = now - EXECUTOR_DEAD_AFTER_MS;
-    for job in jobs.values() {
-        if groups.contains_key(&job.job_group) {
-            continue;
-        }
-        let group = store.get_group(job.job_group).await?.map(Arc::new);
-        if let Some(g) = &group {
-            if g.address_type == AddressType::Auto && !live.contains_key(&g.app_name) {
-                let found = store.find_live_registry_for(&g.app_name, since).await?;
-                live.insert(g.app_name.clone(), Arc::new(found));
+    let mut group_ids: Vec<i32> = jobs.values().map(|j| j.job_group).collect();
+    group_ids.sort_unstable();
+    group_ids.dedup();
+    // the runner's batches of node fires come many a second: they share what routing reads
+    let node_batch = triggers.iter().all(|t| t.node.is_some());
+    let writes = store.routing_writes();
+    let cached = match node_batch {
+        true => routing.get(&group_ids, writes, now),
+        false => None,
+    };
+    let rows = match cached {
+        Some(rows) => rows,
+        None => {
+            let rows = read_routing(store, &group_ids, now).await?;
+            if node_batch {
+                routing.keep(rows.clone(), writes, now);
             }
+            rows
         }
-        groups.insert(job.job_group, group);
-    }
+    };
+    // executors being drained (`cordoned`): no new run goes to them
+    let RoutingRows {
+        groups,
+        live,
+        cordons: cordoned,
+    } = rows;
     let mut group_targets: HashMap<i32, Arc<Targets>> = HashMap::new();
-    // executors being drained: no new run goes to them
-    let cordoned = store.cordons_by_address_key().await?;
 
     let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
     let mut new_logs: Vec<NewRunRow> = Vec::new();
@@ -340,6 +351,29 @@ async fn admit_limited(
         }
     }
     store.release_claims(&released).await
+}
+
+/// The groups `ids`, the live registrations of the AUTO ones and the cordons, as the database
+/// holds them now.
+async fn read_routing(
+    store: &Store,
+    ids: &[i32],
+    now: i64,
+) -> Result<RoutingRows, crate::store::StoreError> {
+    let since = now - EXECUTOR_DEAD_AFTER_MS;
+    let mut rows = RoutingRows::default();
+    for &id in ids {
+        let group = store.get_group(id).await?.map(Arc::new);
+        if let Some(g) = &group {
+            if g.address_type == AddressType::Auto && !rows.live.contains_key(&g.app_name) {
+                let found = store.find_live_registry_for(&g.app_name, since).await?;
+                rows.live.insert(g.app_name.clone(), Arc::new(found));
+            }
+        }
+        rows.groups.insert(id, group);
+    }
+    rows.cordons = Arc::new(store.cordons_by_address_key().await?);
+    Ok(rows)
 }
 
 /// The executors of a group: its live registrations (automatic) or its fixed list (manual).

@@ -216,6 +216,7 @@ fn trigger_env(state: &AppState) -> TriggerEnv {
         faults: Default::default(),
         suspects: Default::default(),
         node_id: Default::default(),
+        routing: Default::default(),
     }
 }
 
