@@ -88,7 +88,7 @@ pub struct NodeFire {
     pub context: Arc<str>,
     /// The job as the move that claimed the attempt read it (in its transaction, moments
     /// before): the fire's preparation does not read it again.
-    pub job: Option<Arc<JobInfo>>,
+    pub job: Arc<JobInfo>,
 }
 
 impl Trigger {

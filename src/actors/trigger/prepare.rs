@@ -68,7 +68,7 @@ pub(super) async fn prepare_in_db(
     // a workflow node's fire carries its job, read by the move that claimed it
     let mut jobs: HashMap<i32, Arc<JobInfo>> = triggers
         .iter()
-        .filter_map(|t| t.node.as_ref()?.job.clone())
+        .filter_map(|t| Some(t.node.as_ref()?.job.clone()))
         .map(|j| (j.id, j))
         .collect();
     let mut job_ids: Vec<i32> = (triggers.iter().map(|t| t.job_id))
@@ -91,22 +91,18 @@ pub(super) async fn prepare_in_db(
         true => routing.get(&group_ids, writes, now),
         false => None,
     };
-    let rows = match cached {
+    let rows: Arc<RoutingRows> = match cached {
         Some(rows) => rows,
         None => {
             let rows = read_routing(store, &group_ids, now).await?;
             if node_batch {
-                routing.keep(rows.clone(), writes, now);
+                routing.keep(&rows, writes, now);
             }
-            rows
+            Arc::new(rows)
         }
     };
     // executors being drained (`cordoned`): no new run goes to them
-    let RoutingRows {
-        groups,
-        live,
-        cordons: cordoned,
-    } = rows;
+    let (groups, live, cordoned) = (&rows.groups, &rows.live, &rows.cordons);
     let mut group_targets: HashMap<i32, Arc<Targets>> = HashMap::new();
 
     let mut out: Vec<Prepared> = Vec::with_capacity(triggers.len());
@@ -142,7 +138,7 @@ pub(super) async fn prepare_in_db(
         let group = groups.get(&job.job_group).cloned().flatten();
         let own = group_targets
             .entry(job.job_group)
-            .or_insert_with(|| Arc::new(targets_of(group.as_deref(), &live)))
+            .or_insert_with(|| Arc::new(targets_of(group.as_deref(), live)))
             .clone();
         let targets = match msg.address_list.as_deref().filter(|l| !l.is_empty()) {
             Some(list) => {
@@ -160,16 +156,11 @@ pub(super) async fn prepare_in_db(
         };
         let targets = match job.executor_selector.as_str() {
             "" => targets,
-            selector => Arc::new(selected_targets(
-                &targets,
-                selector,
-                group.as_deref(),
-                &live,
-            )),
+            selector => Arc::new(selected_targets(&targets, selector, group.as_deref(), live)),
         };
         let drained = |a: &String| cordoned.contains_key(&address_key(a));
         let targets = match targets.addresses.iter().any(drained) {
-            true => Arc::new(uncordoned_targets(&targets, &cordoned)),
+            true => Arc::new(uncordoned_targets(&targets, cordoned)),
             false => targets,
         };
         let fail_retry_count = msg
@@ -372,7 +363,7 @@ async fn read_routing(
         }
         rows.groups.insert(id, group);
     }
-    rows.cordons = Arc::new(store.cordons_by_address_key().await?);
+    rows.cordons = store.cordons_by_address_key().await?;
     Ok(rows)
 }
 

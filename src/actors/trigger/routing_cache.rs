@@ -22,12 +22,12 @@ pub(super) struct RoutingRows {
     /// The live registrations of each AUTO group's app name.
     pub live: HashMap<String, Arc<Vec<Registration>>>,
     /// The cordons by address key.
-    pub cordons: Arc<HashMap<String, ExecutorCordon>>,
+    pub cordons: HashMap<String, ExecutorCordon>,
 }
 
 #[derive(Debug)]
 struct Snapshot {
-    rows: RoutingRows,
+    rows: Arc<RoutingRows>,
     /// [`Store::routing_writes`](crate::store::Store::routing_writes) before they were read.
     writes: u64,
     read_at: i64,
@@ -41,16 +41,17 @@ pub struct RoutingCache {
 
 impl RoutingCache {
     /// The kept rows, when they hold every group of `groups` and nothing made them stale.
-    pub(super) fn get(&self, groups: &[i32], writes: u64, now: i64) -> Option<RoutingRows> {
+    pub(super) fn get(&self, groups: &[i32], writes: u64, now: i64) -> Option<Arc<RoutingRows>> {
         let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         let s = last.as_ref()?;
         let current = s.writes == writes && (0..ROUTING_KEPT_MS).contains(&(now - s.read_at));
         (current && groups.iter().all(|g| s.rows.groups.contains_key(g))).then(|| s.rows.clone())
     }
 
-    /// Keeps `rows`, read at `read_at` after `writes` writes, less the groups a fire could not
-    /// be sent to.
-    pub(super) fn keep(&self, mut rows: RoutingRows, writes: u64, read_at: i64) {
+    /// Keeps a copy of `rows`, read at `read_at` after `writes` writes, less the groups a fire
+    /// could not be sent to.
+    pub(super) fn keep(&self, rows: &RoutingRows, writes: u64, read_at: i64) {
+        let mut rows = rows.clone();
         let live = &rows.live;
         rows.groups.retain(|_, group| match group.as_deref() {
             None => false,
@@ -61,7 +62,7 @@ impl RoutingCache {
         });
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         *last = Some(Snapshot {
-            rows,
+            rows: Arc::new(rows),
             writes,
             read_at,
         });
@@ -120,7 +121,7 @@ mod tests {
     fn kept_rows_serve_until_a_write_or_their_time_is_up() {
         let cache = RoutingCache::default();
         assert!(cache.get(&[1], 0, 1_000).is_none());
-        cache.keep(rows(), 7, 1_000);
+        cache.keep(&rows(), 7, 1_000);
         let got = cache
             .get(&[1, 3], 7, 1_000 + ROUTING_KEPT_MS - 1)
             .expect("kept");
@@ -136,7 +137,7 @@ mod tests {
     #[test]
     fn groups_no_fire_could_go_to_are_not_kept() {
         let cache = RoutingCache::default();
-        cache.keep(rows(), 0, 0);
+        cache.keep(&rows(), 0, 0);
         assert!(cache.get(&[1], 0, 0).is_some(), "AUTO with a live executor");
         assert!(cache.get(&[3], 0, 0).is_some(), "MANUAL with an address");
         for missing in [2, 4, 5] {

@@ -208,7 +208,7 @@ pub(super) async fn advance_batch(
             run_id: moving.run.id,
             timeout_secs: claim.timeout_secs,
             context: Arc::from(moving.run.context.as_str()),
-            job: Some(jobs[&claim.job_id].clone()),
+            job: jobs[&claim.job_id].clone(),
         });
         moved.fires.push(t);
     }
@@ -414,7 +414,7 @@ fn node_fire(
         run_id: run.id,
         timeout_secs: node_def.timeout_secs,
         context: Arc::from(run.context.as_str()),
-        job: Some(job.clone()),
+        job: job.clone(),
     });
     Some(t)
 }
