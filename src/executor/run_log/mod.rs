@@ -48,8 +48,8 @@ struct OpenSegment {
 #[derive(Debug)]
 pub struct RunLogs {
     base: PathBuf,
-    /// Appends hold it shared; dropping runs' lines (a segment rewritten and renamed) holds it
-    /// alone, so no append lands in a file being replaced.
+    /// Appends and reads hold it shared; dropping runs' lines (a segment rewritten and renamed)
+    /// holds it alone, so no append lands in a file being replaced and no read indexes one.
     gate: RwLock<()>,
     open: Mutex<(u64, HashMap<PathBuf, OpenSegment>)>,
     indexes: Mutex<(u64, HashMap<PathBuf, KeptIndex>)>,
@@ -125,6 +125,9 @@ impl RunLogs {
     /// page starts after it. A run without a line is "not exists", as the Java executor says.
     pub fn read(&self, log_date_time: i64, log_id: i64, from_line_num: i32) -> LogResult {
         let first = (from_line_num.max(1) - 1) as usize;
+        // shared with appends, alone against drops: the file opened and the index built from
+        // it are of the same segment, never one from before a drop replaced it and one after
+        let _reading = self.gate.read().unwrap_or_else(PoisonError::into_inner);
         let places = [
             (segment_path(&self.base, log_date_time, log_id), false),
             (legacy_path(&self.base, log_date_time, log_id), true),

@@ -83,7 +83,24 @@ pub struct SegmentIndex {
     legacy: Option<i64>,
     /// Bytes read so far (whole records only).
     scanned: u64,
+    /// The file read so far (device and inode): a segment rewritten by a drop is another file,
+    /// though it may have grown back to the same length.
+    file: Option<(u64, u64)>,
     runs: HashMap<i64, RunLines>,
+}
+
+/// What tells one file from another at the same path.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
 }
 
 impl SegmentIndex {
@@ -107,14 +124,17 @@ impl SegmentIndex {
         }
     }
 
-    /// Reads what was appended since the last call; a file shorter than what was read was
-    /// replaced, and is read again from its start.
+    /// Reads what was appended since the last call; another file than the one read so far, or
+    /// a file shorter than what was read, was replaced, and is read again from its start.
     pub fn catch_up(&mut self, file: &mut File) -> std::io::Result<()> {
-        let len = file.metadata()?.len();
-        if len < self.scanned {
+        let meta = file.metadata()?;
+        let len = meta.len();
+        let id = identity(&meta);
+        if len < self.scanned || self.file.is_some_and(|read| read != id) {
             self.scanned = 0;
             self.runs.clear();
         }
+        self.file = Some(id);
         if len == self.scanned {
             return Ok(());
         }

@@ -315,3 +315,74 @@ fn appends_during_drops_are_never_lost() {
         assert_eq!(logs.read(0, id, 1), LogResult::not_exists(1));
     }
 }
+
+#[test]
+fn reads_during_drops_never_lose_a_kept_run() {
+    use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+    // even runs are kept, odd ones dropped one after another while a reader reads the newest
+    // kept run: a read that opened the segment just before a drop replaced it must not leave
+    // behind an index of the old file, past whose length the next runs' lines would be missed
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    let newest_kept = Arc::new(AtomicI64::new(-1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (logs, newest_kept, stop) = (logs.clone(), newest_kept.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut missed = Vec::new();
+            while !stop.load(Ordering::SeqCst) {
+                let id = newest_kept.load(Ordering::SeqCst);
+                if id >= 0 && logs.read(0, id, 1).to_line_num != 2 {
+                    missed.push(id);
+                }
+            }
+            missed
+        })
+    };
+    for kept in (0..800).step_by(2) {
+        for id in [kept, kept + 1] {
+            logs.run(0, id).line(&format!("run {id} starts"));
+            logs.run(0, id).line(&format!("run {id} ends"));
+        }
+        newest_kept.store(kept, Ordering::SeqCst);
+        logs.drop_runs(&[(0, kept + 1)]).unwrap();
+    }
+    stop.store(true, Ordering::SeqCst);
+    let missed = reader.join().unwrap();
+    assert!(
+        missed.is_empty(),
+        "reads that missed a kept run: {missed:?}"
+    );
+    for kept in (0..800).step_by(2) {
+        assert_eq!(logs.read(0, kept, 1).to_line_num, 2, "run {kept}");
+    }
+}
+
+#[test]
+fn an_index_of_a_replaced_segment_is_built_again_though_the_length_matches() {
+    // an index read from the segment before a drop rewrote it, then the new file grown back
+    // to the old length by a run whose lines are as long as the dropped run's
+    let dir = tempfile::tempdir().unwrap();
+    let logs = RunLogs::new(dir.path());
+    for id in [1, 2] {
+        logs.run(0, id).line("run starts");
+        logs.run(0, id).line("run ends");
+    }
+    let path = segment_path(dir.path(), 0, 1);
+    let old_len = std::fs::metadata(&path).unwrap().len();
+    let mut before = File::open(&path).unwrap();
+    logs.drop_runs(&[(0, 1)]).unwrap();
+    let index = logs.index_of(&path, false, 2);
+    index.lock().unwrap().catch_up(&mut before).unwrap();
+    drop(before);
+    logs.run(0, 3).line("run starts");
+    logs.run(0, 3).line("run ends");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        old_len,
+        "the new segment has the length the index read"
+    );
+    assert_eq!(logs.read(0, 3, 1).to_line_num, 2, "run 3 is found");
+    assert_eq!(logs.read(0, 2, 1).to_line_num, 2, "run 2 is found");
+    assert_eq!(logs.read(0, 1, 1), LogResult::not_exists(1));
+}
