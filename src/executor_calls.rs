@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::http1::{Http1Client, HttpTarget, BODY_MAX};
+use crate::keep_alive::REUSE_IDLE_FOR;
 use crate::protocol::{
     AdminProtocol, AnyReturn, DropLogsParam, DroppedLog, IdleBeatParam, KillParam, LogParam,
     LogResult, ReturnT, TriggerParam, ACCESS_TOKEN_HEADER, APP_NAME_HEADER, FAIL_CODE,
@@ -59,7 +60,10 @@ impl ExecutorCalls {
     pub fn new(timeout: Duration) -> Self {
         // Executors answer where they are asked: no redirects to follow, so no redirect layer
         // (it clones every request's headers), and no Date/User-Agent headers to format per call.
-        let connector = awc::Connector::new().timeout(timeout).limit(0);
+        let connector = awc::Connector::new()
+            .timeout(timeout)
+            .limit(0)
+            .conn_keep_alive(REUSE_IDLE_FOR);
         let connector = match crate::tls::client_config() {
             Ok(config) => connector.rustls_0_23(std::sync::Arc::new(config)),
             Err(e) => {

@@ -21,6 +21,7 @@ pub(crate) mod allocator;
 pub mod clock;
 #[cfg(not(feature = "admin"))]
 pub(crate) mod clock;
+pub(crate) mod keep_alive;
 #[cfg(feature = "admin")]
 pub mod metrics;
 #[cfg(not(feature = "admin"))]

@@ -8,6 +8,7 @@ use futures_util::future::LocalBoxFuture;
 
 use super::{Alarm, AlarmEvent, AlarmPayload, AlarmResult};
 use crate::executor::outbound::target_address;
+use crate::keep_alive::REUSE_IDLE_FOR;
 
 /// How long a webhook may take to answer, unless configured otherwise.
 pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -29,7 +30,9 @@ impl WebhookAlarm {
     /// A webhook channel whose calls give up after `timeout`, reaching private addresses only
     /// with `allow_private`.
     pub fn new(timeout: Duration, allow_private: bool) -> Self {
-        let connector = awc::Connector::new().timeout(timeout);
+        let connector = awc::Connector::new()
+            .timeout(timeout)
+            .conn_keep_alive(REUSE_IDLE_FOR);
         let connector = match crate::tls::client_config() {
             Ok(config) => connector.rustls_0_23(Arc::new(config)),
             Err(e) => {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::keep_alive::REUSE_IDLE_FOR;
 use crate::protocol::{AdminProtocol, AnyReturn, ACCESS_TOKEN_HEADER, APP_NAME_HEADER};
 
 /// Per-request limit; the Java executor uses 3 s, a little more tolerates a busy admin.
@@ -31,7 +32,10 @@ pub fn api_url(base: &str, method: &str) -> String {
 
 /// An HTTP client for one arbiter (awc clients are not `Send`; keep one per actor and reuse it).
 pub fn client() -> awc::Client {
-    awc::Client::builder().timeout(ADMIN_TIMEOUT).finish()
+    awc::Client::builder()
+        .timeout(ADMIN_TIMEOUT)
+        .connector(awc::Connector::new().conn_keep_alive(REUSE_IDLE_FOR))
+        .finish()
 }
 
 impl AdminLink {
@@ -107,5 +111,58 @@ mod tests {
             api_url("http://a:8080", "registry"),
             "http://a:8080/api/registry"
         );
+    }
+
+    /// An admin that answers the first request on each connection and closes the connection
+    /// when a second one arrives: a server whose keep-alive ran out just as the request came.
+    fn admin_closing_reused_connections() -> std::net::SocketAddr {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = listener.local_addr().expect("address");
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    // the request's head and its short body
+                    while !request.ends_with(b"{}") {
+                        match conn.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let body = r#"{"code":200}"#;
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = conn.write_all(answer.as_bytes());
+                    // whatever comes next on this connection meets the close
+                    let _ = conn.read(&mut buf);
+                });
+            }
+        });
+        address
+    }
+
+    #[actix_rt::test]
+    async fn a_connection_idle_near_the_admins_keep_alive_is_not_reused() {
+        let link = AdminLink {
+            addresses: vec![format!("http://{}", admin_closing_reused_connections())],
+            app_name: "app".into(),
+            access_token: None,
+            protocol: AdminProtocol::default(),
+        };
+        let client = client();
+        let body = serde_json::json!({});
+        link.post(&client, "registry", &body)
+            .await
+            .expect("first call");
+        // idle 4.5 s: within 0.5 s of actix-web's 5 s keep-alive, where its close may meet the
+        // request; the pool must open a new connection instead
+        actix_rt::time::sleep(Duration::from_millis(4_500)).await;
+        link.post(&client, "registry", &body)
+            .await
+            .expect("a call after 4.5 s idle");
     }
 }

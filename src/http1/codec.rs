@@ -28,7 +28,7 @@ impl Conn {
     /// True if the peer has not closed it and sent nothing unasked. Costs no system call
     /// unless the reactor saw the socket become readable.
     pub(super) fn is_reusable(&self) -> bool {
-        if self.idle_since.elapsed() >= IDLE_MAX {
+        if self.idle_since.elapsed() >= REUSE_IDLE_FOR {
             return false;
         }
         let mut probe = [0u8; 1];

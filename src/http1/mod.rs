@@ -20,9 +20,8 @@ use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// An idle connection is not reused after this long: below actix-web's default keep-alive
-/// (5 s), so a server rarely closes one just as a request is written on it.
-const IDLE_MAX: Duration = Duration::from_secs(4);
+use crate::keep_alive::REUSE_IDLE_FOR;
+
 /// Idle connections kept per executor address; more are closed when their call ends.
 const IDLE_PER_HOST: usize = 1_024;
 /// Connections [`Http1Client::warm`] opens at once.

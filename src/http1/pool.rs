@@ -126,7 +126,7 @@ impl Http1Client {
             self.last_sweep.set(Instant::now());
             // addresses no longer called would otherwise hold their sockets forever
             idle.retain(|_, list| {
-                list.retain(|c| c.idle_since.elapsed() < IDLE_MAX);
+                list.retain(|c| c.idle_since.elapsed() < REUSE_IDLE_FOR);
                 !list.is_empty()
             });
         }

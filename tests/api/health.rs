@@ -7,7 +7,7 @@ async fn health_follows_the_database(backend: Backend) {
     let Some(app) = TestApp::start(backend).await else {
         return;
     };
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
     let url = format!("{}/healthz", app.base);
     let mut res = client.get(&url).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 200);

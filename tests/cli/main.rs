@@ -356,7 +356,7 @@ async fn standalone_starts_runs_the_demo_job_and_stops_on_ctrl_c() {
 
     // the demo job (every 10 s) runs on the in-process executor; its result shows in the API
     let base = format!("http://127.0.0.1:{port}/api/v1");
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
     let res = client
         .post(format!("{base}/auth/login"))
         .send_json(&serde_json::json!({"username": "admin", "password": password}))

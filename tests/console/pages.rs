@@ -234,7 +234,7 @@ async fn pages_and_assets_are_compressed_and_versioned_assets_cached_for_a_year(
     let Some(app) = crate::kit::TestApp::start(jobwheel::store::Backend::Sqlite).await else {
         return;
     };
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
     let get = |path: String| {
         client
             .get(format!("{}{path}", app.base))

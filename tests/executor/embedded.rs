@@ -50,7 +50,7 @@ async fn embedded_example_serves_its_routes_and_the_executor_on_one_port() {
     .expect("example registered");
     assert!(address.ends_with("/xxl-job/"), "{address}");
     let root = address.trim_end_matches("xxl-job/").to_string();
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
 
     let mut hello = client.get(format!("{root}hello")).send().await.unwrap();
     assert_eq!(hello.body().await.unwrap(), "hello from the service");

@@ -147,7 +147,7 @@ async fn shutdown_refuses_new_triggers() {
         .unwrap();
     let server = executor.serve().await.unwrap();
     let base = format!("http://127.0.0.1:{}/", server.port());
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
     let post = |path: &str, body: Value| {
         let req = client
             .post(format!("{base}{path}"))
@@ -222,7 +222,7 @@ async fn mounts_into_an_app_with_configure_and_scope() {
         value["registryValue"],
         format!("http://127.0.0.1:{port}/xxl-job/")
     );
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
     let base = format!("http://127.0.0.1:{port}");
     let mut hello = client.get(format!("{base}/hello")).send().await.unwrap();
     assert_eq!(hello.body().await.unwrap(), "hi");

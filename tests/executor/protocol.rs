@@ -31,7 +31,7 @@ async fn envelope_method_path_and_token(target: Target) {
         ..Opts::default()
     };
     let exec = Exec::start(target, &admin, opts).await;
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
 
     let beat = exec.post_raw("/beat", "", &[]).await;
     assert_eq!(beat, json!({"code":200,"msg":"Success"}));

@@ -376,9 +376,7 @@ impl Exec {
             }
         };
         let probe = Arc::new(Probe::default());
-        let client = awc::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .finish();
+        let client = crate::kit::api::client(Duration::from_secs(10), true);
         match target {
             Target::Library => {
                 let mut b = Executor::builder()

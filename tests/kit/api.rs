@@ -50,6 +50,20 @@ pub struct Page {
     pub html: String,
 }
 
+/// An awc client whose pool drops connections idle for 4 s: the admin closes them at 5 s, and a
+/// test that spends longer in a browser would otherwise reuse one as that close arrives
+/// ("connector has been disconnected").
+pub fn client(timeout: Duration, follow_redirects: bool) -> awc::Client {
+    let builder = awc::Client::builder()
+        .timeout(timeout)
+        .connector(awc::Connector::new().conn_keep_alive(Duration::from_secs(4)));
+    if follow_redirects {
+        builder.finish()
+    } else {
+        builder.disable_redirects().finish()
+    }
+}
+
 /// A REST client with one method per endpoint; keeps the session cookie it is given.
 pub struct Api {
     http: awc::Client,
@@ -64,13 +78,8 @@ impl Api {
     /// A client of the admin at `base`, not logged in.
     pub fn new(base: &str) -> Api {
         Api {
-            http: awc::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .finish(),
-            pages: awc::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .disable_redirects()
-                .finish(),
+            http: client(Duration::from_secs(30), true),
+            pages: client(Duration::from_secs(30), false),
             base: base.to_string(),
             cookie: RefCell::new(None),
             bearer: RefCell::new(None),

@@ -45,7 +45,7 @@ pub fn start_admin(url: &str, port: u16, dir: &Path, name: &str, crash: Option<&
 
 /// Waits until the admin on `port` answers its health check.
 pub async fn wait_healthy(port: u16) {
-    let client = awc::Client::default();
+    let client = super::api::client(Duration::from_secs(5), true);
     let up = wait_for(Duration::from_secs(30), || {
         let req = client.get(format!("http://127.0.0.1:{port}/healthz"));
         async move { req.send().await.ok()?.status().is_success().then_some(()) }

@@ -481,7 +481,7 @@ async fn an_executor_without_a_token_only_answers_that_it_is_wrong() {
     let admin = FakeAdmin::start();
     let exec = Exec::start(Target::Binary, &admin, Opts::default()).await;
     let script = serde_json::to_value(crate::executor_support::shell(31, "id", 1)).unwrap();
-    let client = awc::Client::default();
+    let client = crate::kit::api::client(std::time::Duration::from_secs(5), true);
     for token in [None, Some("guess")] {
         let mut req = client.post(format!("{}run", exec.base));
         if let Some(t) = token {
