@@ -1,7 +1,7 @@
 //! The step a second ahead: a batch's jobs, groups and live executors read once, the executors a
 //! trigger may use chosen, and its run rows inserted.
 
-use super::routing_cache::{RoutingCache, RoutingRows};
+use super::routing_cache::{group_addresses, RoutingCache, RoutingRows};
 use super::*;
 
 pub(super) fn skipped(error: String) -> Prepared {
@@ -370,7 +370,7 @@ async fn read_routing(
 /// The executors of a group: its live registrations (automatic) or its fixed list (manual).
 pub(super) fn targets_of(
     group: Option<&JobGroup>,
-    live: &HashMap<String, Arc<Vec<Registration>>>,
+    live_by_app: &HashMap<String, Arc<Vec<Registration>>>,
 ) -> Targets {
     let Some(group) = group else {
         return Targets {
@@ -384,7 +384,7 @@ pub(super) fn targets_of(
         };
     };
     let empty = Vec::new();
-    let live: &[Registration] = live
+    let live: &[Registration] = live_by_app
         .get(&group.app_name)
         .map(|l| l.as_slice())
         .unwrap_or(&empty);
@@ -394,11 +394,9 @@ pub(super) fn targets_of(
             .and_then(|r| AdminProtocol::parse(&r.protocol))
             .unwrap_or(AdminProtocol::V2)
     };
-    let addresses: Vec<String> = match group.address_type {
-        // live registrations, not the list the monitor last wrote: a new executor is used at once
-        AddressType::Auto => live.iter().map(|r| r.registry_value.clone()).collect(),
-        AddressType::Manual => group.address_list.clone(),
-    };
+    let addresses: Vec<String> = group_addresses(group, live_by_app)
+        .map(str::to_string)
+        .collect();
     let protocols = addresses.iter().map(|a| protocol(a)).collect();
     Targets {
         addresses,

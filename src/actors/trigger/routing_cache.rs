@@ -14,6 +14,22 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::actors::timing_rules::ROUTING_KEPT_MS;
 use crate::model::{AddressType, ExecutorCordon, JobGroup, Registration};
 
+/// The addresses a group's fires go to: its live registrations (automatic; not the list the
+/// monitor last wrote, so a new executor is used at once) or its fixed list (manual).
+pub(super) fn group_addresses<'a>(
+    group: &'a JobGroup,
+    live: &'a HashMap<String, Arc<Vec<Registration>>>,
+) -> impl Iterator<Item = &'a str> {
+    let (registered, listed): (&[Registration], &[String]) = match group.address_type {
+        AddressType::Auto => (live.get(&group.app_name).map_or(&[], |l| l.as_slice()), &[]),
+        AddressType::Manual => (&[], &group.address_list),
+    };
+    registered
+        .iter()
+        .map(|r| r.registry_value.as_str())
+        .chain(listed.iter().map(String::as_str))
+}
+
 /// The rows one batch's routing reads.
 #[derive(Debug, Clone, Default)]
 pub(super) struct RoutingRows {
@@ -53,12 +69,10 @@ impl RoutingCache {
     pub(super) fn keep(&self, rows: &RoutingRows, writes: u64, read_at: i64) {
         let mut rows = rows.clone();
         let live = &rows.live;
-        rows.groups.retain(|_, group| match group.as_deref() {
-            None => false,
-            Some(g) if g.address_type == AddressType::Auto => {
-                live.get(&g.app_name).is_some_and(|l| !l.is_empty())
-            }
-            Some(g) => !g.address_list.is_empty(),
+        rows.groups.retain(|_, group| {
+            group
+                .as_deref()
+                .is_some_and(|g| group_addresses(g, live).next().is_some())
         });
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         *last = Some(Snapshot {
