@@ -8,3 +8,59 @@ use std::time::Duration;
 /// ("connector has been disconnected") though the server is up. Below 5 s those closes only
 /// ever meet connections nobody will use again.
 pub(crate) const REUSE_IDLE_FOR: Duration = Duration::from_secs(4);
+
+#[cfg(test)]
+pub(crate) mod test_server {
+    //! A server whose keep-alive runs out just as a reused connection's request arrives.
+
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpListener, TcpStream};
+
+    /// Answers `body` (JSON) to the first request on each connection and closes the connection
+    /// when a second request comes on it.
+    pub(crate) fn closing_reused_connections(body: &'static str) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = listener.local_addr().expect("address");
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                std::thread::spawn(move || answer_once(conn, body));
+            }
+        });
+        address
+    }
+
+    fn answer_once(mut conn: TcpStream, body: &str) {
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        // the head, then as much body as its Content-Length says
+        let whole = loop {
+            if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
+                let length = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                break end + 4 + length;
+            }
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&buf[..n]),
+            }
+        };
+        while request.len() < whole {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&buf[..n]),
+            }
+        }
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        if conn.write_all(answer.as_bytes()).is_ok() {
+            // whatever comes next on this connection meets the close
+            let _ = conn.read(&mut buf);
+        }
+    }
+}

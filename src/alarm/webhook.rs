@@ -106,6 +106,7 @@ impl Alarm for WebhookAlarm {
 mod tests {
     use super::*;
     use crate::alarm::tests::event;
+    use crate::keep_alive::test_server::closing_reused_connections;
 
     #[test]
     fn tls_is_available() {
@@ -124,6 +125,18 @@ mod tests {
         // nothing listens on port 1
         e.job.alarm_webhook = "http://127.0.0.1:1/hook".into();
         assert!(matches!(alarm.send(&e).await, AlarmResult::Failed(_)));
+    }
+
+    #[actix_rt::test]
+    async fn a_connection_idle_near_the_servers_keep_alive_is_not_reused() {
+        let alarm = WebhookAlarm::new(Duration::from_secs(2), true);
+        let mut e = event();
+        e.job.alarm_webhook = format!("http://{}/hook", closing_reused_connections("{}"));
+        assert_eq!(alarm.send(&e).await, AlarmResult::Delivered);
+        // idle 4.5 s: within 0.5 s of a 5 s keep-alive, where the server's close may meet the
+        // request; the pool must open a new connection instead
+        actix_rt::time::sleep(Duration::from_millis(4_500)).await;
+        assert_eq!(alarm.send(&e).await, AlarmResult::Delivered);
     }
 
     #[actix_rt::test]

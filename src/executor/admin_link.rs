@@ -100,6 +100,7 @@ impl AdminLink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keep_alive::test_server::closing_reused_connections;
 
     #[test]
     fn api_url_handles_trailing_slash() {
@@ -113,42 +114,13 @@ mod tests {
         );
     }
 
-    /// An admin that answers the first request on each connection and closes the connection
-    /// when a second one arrives: a server whose keep-alive ran out just as the request came.
-    fn admin_closing_reused_connections() -> std::net::SocketAddr {
-        use std::io::{Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let address = listener.local_addr().expect("address");
-        std::thread::spawn(move || {
-            for mut conn in listener.incoming().flatten() {
-                std::thread::spawn(move || {
-                    let mut request = Vec::new();
-                    let mut buf = [0u8; 4096];
-                    // the request's head and its short body
-                    while !request.ends_with(b"{}") {
-                        match conn.read(&mut buf) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => request.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let body = r#"{"code":200}"#;
-                    let answer = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = conn.write_all(answer.as_bytes());
-                    // whatever comes next on this connection meets the close
-                    let _ = conn.read(&mut buf);
-                });
-            }
-        });
-        address
-    }
-
     #[actix_rt::test]
     async fn a_connection_idle_near_the_admins_keep_alive_is_not_reused() {
         let link = AdminLink {
-            addresses: vec![format!("http://{}", admin_closing_reused_connections())],
+            addresses: vec![format!(
+                "http://{}",
+                closing_reused_connections(r#"{"code":200}"#)
+            )],
             app_name: "app".into(),
             access_token: None,
             protocol: AdminProtocol::default(),

@@ -225,6 +225,18 @@ async fn a_server_that_hangs_up_on_an_idle_connection_costs_nothing() {
 }
 
 #[tokio::test]
+async fn a_connection_idle_near_the_servers_keep_alive_is_not_reused() {
+    let address = crate::keep_alive::test_server::closing_reused_connections("{}");
+    let target = HttpTarget::parse(&format!("http://{address}/")).unwrap();
+    let client = Http1Client::new(Duration::from_secs(5));
+    client.post(&target, "beat", &[], b"").await.unwrap();
+    // within 0.5 s of a 5 s keep-alive, where the server's close may meet the request
+    tokio::time::sleep(Duration::from_millis(4_500)).await;
+    let a = client.post(&target, "beat", &[], b"").await.unwrap();
+    assert_eq!((a.status, a.body.as_slice()), (200, b"{}".as_slice()));
+}
+
+#[tokio::test]
 async fn bad_answers_are_errors_and_the_connection_is_dropped() {
     let (target, server) = canned_server(vec![
         Some(b"garbage\r\n\r\n"),
