@@ -32,27 +32,13 @@ pub(crate) mod test_server {
     fn answer_once(mut conn: TcpStream, body: &str) {
         let mut request = Vec::new();
         let mut buf = [0u8; 4096];
-        // the head, then as much body as its Content-Length says
-        let whole = loop {
-            if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
-                let length = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-                    .unwrap_or(0);
-                break end + 4 + length;
-            }
+        let mut whole = None;
+        while whole.is_none_or(|w| request.len() < w) {
             match conn.read(&mut buf) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => request.extend_from_slice(&buf[..n]),
             }
-        };
-        while request.len() < whole {
-            match conn.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => request.extend_from_slice(&buf[..n]),
-            }
+            whole = whole.or_else(|| request_length(&request));
         }
         let answer = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -62,5 +48,18 @@ pub(crate) mod test_server {
             // whatever comes next on this connection meets the close
             let _ = conn.read(&mut buf);
         }
+    }
+
+    /// The length of the request `read` begins, once its head is whole: the head and as much
+    /// body as its `Content-Length` says.
+    fn request_length(read: &[u8]) -> Option<usize> {
+        let end = read.windows(4).position(|w| w == b"\r\n\r\n")?;
+        let head = String::from_utf8_lossy(&read[..end]).to_ascii_lowercase();
+        let body = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        Some(end + 4 + body)
     }
 }
