@@ -1,4 +1,5 @@
-//! How long the admin's and the executor's HTTP clients reuse an idle pooled connection.
+//! How long idle keep-alive connections live: reused by the admin's and the executor's HTTP
+//! clients, kept open by their servers.
 
 use std::time::Duration;
 
@@ -8,6 +9,13 @@ use std::time::Duration;
 /// ("connector has been disconnected") though the server is up. Below 5 s those closes only
 /// ever meet connections nobody will use again.
 pub(crate) const REUSE_IDLE_FOR: Duration = Duration::from_secs(4);
+
+/// The admin's and the executor's servers close an idle connection after this long: later than
+/// the clients calling them reuse one (Java's `HttpURLConnection` 5 s, what XXL-JOB's executors
+/// and admins call with; awc 15 s), so a request of theirs never meets the close on its way.
+/// actix-web's own 5 s is the JDK's: a Java executor's callback written at the fifth second
+/// raced the close.
+pub(crate) const SERVE_IDLE_FOR: Duration = Duration::from_secs(20);
 
 #[cfg(test)]
 pub(crate) mod test_server {

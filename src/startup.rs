@@ -32,6 +32,7 @@ use crate::bootstrap::{
 };
 use crate::config::{AdminSettings, LocalExecutorSettings};
 use crate::executor::{shutdown_signal, Executor};
+use crate::keep_alive::SERVE_IDLE_FOR;
 use crate::metrics::AdminMetrics;
 use crate::routing::Suspects;
 use crate::store::{ActorStore, Backend, PoolSettings, Store, StoreError};
@@ -456,6 +457,7 @@ impl Admin {
         // a compressed page leaves in several writes; with Nagle's algorithm the last waits for
         // the browser's delayed ACK, 40 ms on Linux, on many answers
         .tcp_nodelay(true)
+        .keep_alive(SERVE_IDLE_FOR)
         .disable_signals()
         .shutdown_timeout(5)
         .listen(listener)

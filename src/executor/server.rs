@@ -6,6 +6,7 @@ use actix_web::dev::ServerHandle;
 use actix_web::{web, App, HttpServer};
 
 use super::builder::{Executor, ExecutorError};
+use crate::keep_alive::SERVE_IDLE_FOR;
 
 /// Seconds the server waits for in-flight requests when stopping; executor answers are immediate.
 const HTTP_SHUTDOWN_SECS: u64 = 5;
@@ -51,6 +52,7 @@ impl ExecutorServer {
         // a compressed page leaves in several writes; with Nagle's algorithm the last waits for
         // the browser's delayed ACK, 40 ms on Linux, on many answers
         .tcp_nodelay(true)
+        .keep_alive(SERVE_IDLE_FOR)
         .shutdown_timeout(HTTP_SHUTDOWN_SECS)
         // actix-server stops the whole actix system shortly after a signal, which would kill the
         // executor's actors mid-shutdown; run_until_stopped handles signals instead

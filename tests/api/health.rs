@@ -31,3 +31,24 @@ async fn health_follows_the_database(backend: Backend) {
 }
 
 backends!(run: health_follows_the_database);
+
+/// Java's `HttpURLConnection` (what XXL-JOB executors call with) reuses an idle connection for
+/// 5 s: the admin keeps it open longer, so a reuse never meets the close on its way.
+#[actix_web::test]
+async fn a_connection_idle_past_javas_keep_alive_still_answers() {
+    let Some(app) = TestApp::start(Backend::Sqlite).await else {
+        return;
+    };
+    let port = app.base.rsplit(':').next().and_then(|p| p.parse().ok());
+    let port = port.expect("the base URL ends with the port");
+    let idle = std::time::Duration::from_secs(6);
+    let [first, second] =
+        crate::kit::idle_reuse::statuses_around_idle(port, "/healthz", idle).await;
+    assert_eq!(first.as_deref(), Some("http/1.1 200 ok"));
+    assert_eq!(
+        second.as_deref(),
+        Some("http/1.1 200 ok"),
+        "closed while idle"
+    );
+    app.finish().await;
+}

@@ -22,6 +22,7 @@ both_targets!(
     builtin_handlers,
     oversized_body_is_refused,
     dropped_runs_lose_their_logs,
+    a_connection_idle_past_javas_keep_alive_still_answers,
 );
 
 async fn envelope_method_path_and_token(target: Target) {
@@ -618,5 +619,24 @@ async fn dropped_runs_lose_their_logs(target: Target) {
     assert_eq!(
         exec.post("/dropLogs", body).await["msg"],
         "dropped 0 run log(s)"
+    );
+}
+
+/// Java XXL-JOB admins call with `HttpURLConnection`, which reuses an idle connection for 5 s:
+/// the executor keeps it open longer, so a reuse never meets the close on its way.
+async fn a_connection_idle_past_javas_keep_alive_still_answers(target: Target) {
+    let admin = FakeAdmin::start();
+    let exec = Exec::start(target, &admin, Opts::default()).await;
+    let port = exec.base.trim_end_matches('/').rsplit(':').next();
+    let port = port
+        .and_then(|p| p.parse().ok())
+        .expect("the base URL ends with the port");
+    let idle = Duration::from_secs(6);
+    let [first, second] = crate::kit::idle_reuse::statuses_around_idle(port, "/beat", idle).await;
+    assert_eq!(first.as_deref(), Some("http/1.1 200 ok"));
+    assert_eq!(
+        second.as_deref(),
+        Some("http/1.1 200 ok"),
+        "closed while idle"
     );
 }

@@ -7,6 +7,7 @@ pub mod api;
 pub mod app;
 pub mod db;
 pub mod fake_executor;
+pub mod idle_reuse;
 pub mod processes;
 pub mod wait;
 pub mod worker;
