@@ -35,6 +35,27 @@ pub(crate) use insert_returning_id;
 
 use super::Backend;
 
+/// How MySQL numbers the rows of one multi-row INSERT: `Some(step)` when consecutively
+/// (`innodb_autoinc_lock_mode` 0 or 1), each id `step` (`auto_increment_increment`, above 1 on
+/// Galera clusters) after the one before; `None` when interleaved with other inserts (mode 2),
+/// when each row is inserted on its own to learn its id.
+pub(crate) async fn mysql_id_step(
+    conn: &mut sqlx::MySqlConnection,
+) -> Result<Option<i64>, sqlx::Error> {
+    let (mode, step): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(@@innodb_autoinc_lock_mode AS SIGNED), \
+         CAST(@@auto_increment_increment AS SIGNED)",
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok((mode <= 1).then_some(step.max(1)))
+}
+
+/// The ids of `count` rows one INSERT numbered from `first`, `step` apart.
+pub(crate) fn stepped_ids(first: i64, count: usize, step: i64) -> Vec<i64> {
+    (0..count as i64).map(|i| first + i * step).collect()
+}
+
 /// Insert-or-refresh of an admin's heartbeat (the key is the admin's id).
 pub(crate) fn upsert_node(backend: Backend) -> &'static str {
     match backend {

@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 
+use super::dialect::{mysql_id_step, stepped_ids};
 use super::logs::{ids_from_rows, LogResultRow};
 use super::{kept, on_pool, placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{
@@ -91,8 +92,8 @@ impl Store {
     ///
     /// A single INSERT numbers its rows in the order of its VALUES list on every backend, so the
     /// sorted returned ids line up with the input. MySQL returns only the first id; its rows
-    /// are consecutive unless `innodb_autoinc_lock_mode` is 2 (interleaved), in which case each
-    /// row is inserted on its own inside one transaction.
+    /// follow it evenly spaced unless `innodb_autoinc_lock_mode` is 2 (interleaved), in which
+    /// case each row is inserted on its own inside one transaction (see [`mysql_id_step`]).
     pub async fn insert_logs(&self, logs: &[NewRunRow]) -> StoreResult<Vec<i64>> {
         let mut ids = Vec::with_capacity(logs.len());
         for chunk in logs.chunks(CHUNK) {
@@ -114,18 +115,13 @@ impl Store {
                 )?,
                 Db::MySql(pool) => {
                     let mut tx = pool.begin().await?;
-                    let mode: i64 =
-                        sqlx::query_scalar("SELECT CAST(@@innodb_autoinc_lock_mode AS SIGNED)")
-                            .fetch_one(&mut *tx)
-                            .await?;
-                    let ids = if mode <= 1 {
+                    let ids = if let Some(step) = mysql_id_step(&mut tx).await? {
                         let sql = format!("{INSERT_HEAD}{values}");
                         let done =
                             bind_new_logs!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
                                 .execute(&mut *tx)
                                 .await?;
-                        let first = done.last_insert_id() as i64;
-                        (first..first + chunk.len() as i64).collect()
+                        stepped_ids(done.last_insert_id() as i64, chunk.len(), step)
                     } else {
                         let sql = format!("{INSERT_HEAD}{INSERT_ROW}");
                         let mut ids = Vec::with_capacity(chunk.len());

@@ -290,6 +290,31 @@ impl Store {
         Ok(logs)
     }
 
+    /// Whether a run of row `of`'s job newer than it is open on the executor at `address`, or
+    /// on its way to an executor (its call's outcome not written, triggered since `since`): a
+    /// kill, which stops every run of a job on an executor, would stop that one too.
+    pub async fn newer_open_run(
+        &self,
+        of: &RunRow,
+        address: &str,
+        since: i64,
+    ) -> StoreResult<bool> {
+        let sql = self.sql(
+            "SELECT id FROM job_log WHERE job_id = ? AND trigger_time >= ? AND id > ? \
+             AND handle_code = 0 AND ((trigger_code = 200 AND executor_address = ?) \
+             OR (trigger_code = 0 AND trigger_time >= ?)) LIMIT 1",
+        );
+        on_pool!(self, pool => Ok(sqlx::query(&sql)
+            .bind(of.job_id)
+            .bind(of.trigger_time)
+            .bind(of.id)
+            .bind(address)
+            .bind(since)
+            .fetch_optional(pool)
+            .await?
+            .is_some()))
+    }
+
     /// One log row by id.
     pub async fn get_log(&self, id: i64) -> StoreResult<Option<RunRow>> {
         let sql = self.sql(format!("SELECT {COLUMNS} FROM job_log WHERE id = ?"));

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::dialect::{mysql_id_step, stepped_ids};
 use super::jobs::{job_from_row, JOB_COLUMNS};
 use super::rows::{bind_params, Param, RowExt};
 use super::schedule::{on_tx, Tx};
@@ -275,6 +276,24 @@ impl RunTx {
             })
             .collect::<StoreResult<Vec<_>>>()?);
             found.extend(rows.into_iter().map(|l| (l.id, l)));
+        }
+        Ok(found)
+    }
+
+    /// The parameters the run rows `ids` were written with (what a resent call carries again);
+    /// one statement per row: resends are rare.
+    pub async fn log_params(&mut self, ids: &[i64]) -> StoreResult<HashMap<i64, String>> {
+        let mut found = HashMap::with_capacity(ids.len());
+        for &id in ids {
+            let sql = "SELECT executor_param FROM job_log WHERE id = ?";
+            let param = on_tx!(self, sql, |tx, stmt| sqlx::query(stmt)
+                .bind(id)
+                .fetch_optional(&mut **tx)
+                .await?
+                .map(|r| r.opt_text("executor_param"))
+                .transpose()?
+                .flatten());
+            found.insert(id, param.unwrap_or_default());
         }
         Ok(found)
     }
@@ -621,20 +640,15 @@ impl RunTx {
                         .collect::<Result<_, _>>()?
                 }
                 Tx::MySql(tx) => {
-                    // one INSERT numbers its rows consecutively unless the auto-increment lock
-                    // mode interleaves them (2): then each row on its own
-                    let mode: i64 =
-                        sqlx::query_scalar("SELECT CAST(@@innodb_autoinc_lock_mode AS SIGNED)")
-                            .fetch_one(&mut **tx)
-                            .await?;
-                    if mode <= 1 {
+                    // one INSERT numbers its rows evenly spaced unless the auto-increment lock
+                    // mode interleaves them: then each row on its own
+                    if let Some(step) = mysql_id_step(tx).await? {
                         let sql = format!("{HEAD}{values}");
                         let done =
                             bind_rows!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
                                 .execute(&mut **tx)
                                 .await?;
-                        let first = done.last_insert_id() as i64;
-                        (first..first + chunk.len() as i64).collect()
+                        stepped_ids(done.last_insert_id() as i64, chunk.len(), step)
                     } else {
                         let sql = format!("{HEAD}{ROW}");
                         let mut ids = Vec::with_capacity(chunk.len());

@@ -10,7 +10,7 @@
 use super::rows::{bind_params, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 
-use crate::model::{parse_id_list, Definition, NodeRun, WorkflowRun};
+use crate::model::{Definition, NodeRun, WorkflowRun};
 
 pub(super) const RUN_COLUMNS: &str =
     "id, workflow_id, job_group, version, definition, state, paused, \
@@ -73,11 +73,7 @@ pub(super) fn node_from_row(row: &impl RowExt) -> StoreResult<NodeRun> {
         attempt: row.int("attempt")?,
         base_attempt: row.int("base_attempt")?,
         log_id: row.long("log_id")?,
-        log_ids: parse_id_list(&row.text("log_ids")?)
-            .map_err(corrupt)?
-            .into_iter()
-            .map(i64::from)
-            .collect(),
+        log_ids: parse_log_ids(&row.text("log_ids")?).map_err(corrupt)?,
         owner: row.text("owner")?,
         output: row.opt_text("output")?,
         decision: row.opt_int("decision")?.map(|d| d != 0),
@@ -87,6 +83,15 @@ pub(super) fn node_from_row(row: &impl RowExt) -> StoreResult<NodeRun> {
         end_time: row.long("end_time")?,
         retry_at: row.long("retry_at")?,
     })
+}
+
+/// A node's run row ids as stored (`1,2,3`): 64-bit, as `job_log` ids are.
+fn parse_log_ids(s: &str) -> Result<Vec<i64>, String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse().map_err(|_| format!("'{p}' is not a run row id")))
+        .collect()
 }
 
 pub(super) fn join_log_ids(ids: &[i64]) -> String {
@@ -163,7 +168,8 @@ impl Store {
     }
 
     /// Runs still RUNNING that need a look: unchanged since `stale_before`, past their deadline,
-    /// or with a node retry due at `now`; oldest first.
+    /// or with a node retry due at `now` (not while paused: it would be due again at every look);
+    /// oldest first.
     pub async fn runs_to_look_at(
         &self,
         now: i64,
@@ -173,8 +179,8 @@ impl Store {
         let sql = self.sql(
             "SELECT id FROM workflow_run r WHERE state = 'RUNNING' AND (update_time < ? \
              OR (deadline > 0 AND deadline <= ?) \
-             OR EXISTS (SELECT 1 FROM workflow_node n WHERE n.run_id = r.id AND n.state = 'WAITING' \
-                        AND n.retry_at > 0 AND n.retry_at <= ?)) \
+             OR (r.paused = 0 AND EXISTS (SELECT 1 FROM workflow_node n WHERE n.run_id = r.id \
+                        AND n.state = 'WAITING' AND n.retry_at > 0 AND n.retry_at <= ?))) \
              ORDER BY id LIMIT ?",
         );
         on_pool!(self, pool => Ok(sqlx::query(&sql)
@@ -272,5 +278,18 @@ impl Store {
             .iter()
             .map(|r| Ok((r.text("state")?, r.long("n")?)))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_row_ids_past_32_bits_are_read_back() {
+        let ids = vec![7, i64::from(i32::MAX) + 1, 9_000_000_000];
+        assert_eq!(parse_log_ids(&join_log_ids(&ids)), Ok(ids));
+        assert_eq!(parse_log_ids(""), Ok(vec![]));
+        assert!(parse_log_ids("1,x").unwrap_err().contains("'x'"));
     }
 }

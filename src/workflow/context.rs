@@ -98,8 +98,19 @@ fn lookup<'a>(context: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// `template` with each `${context.PATH}` replaced by that value of `context` (a string as it
 /// is, anything else as JSON) and `${workflow.params}` by `params`; any other `${…}` is left as
-/// it is (a script's own variables). A path the context does not have is an error naming it.
-pub fn substitute(template: &str, context: &str, params: &str) -> Result<String, String> {
+/// it is (a script's own variables). A path the context does not have is an error naming it,
+/// and so is a result longer than `max` bytes: found as it grows, so a template repeating a
+/// large value never builds more than `max` bytes.
+pub fn substitute(
+    template: &str,
+    context: &str,
+    params: &str,
+    max: usize,
+) -> Result<String, String> {
+    let too_long = || format!("the parameter has more than {max} bytes with the context's values");
+    if template.len() > max {
+        return Err(too_long());
+    }
     if !template.contains("${") {
         return Ok(template.to_string());
     }
@@ -107,6 +118,9 @@ pub fn substitute(template: &str, context: &str, params: &str) -> Result<String,
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find("${") {
+        if out.len() > max {
+            return Err(too_long());
+        }
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
@@ -132,6 +146,9 @@ pub fn substitute(template: &str, context: &str, params: &str) -> Result<String,
         rest = &after[end + 1..];
     }
     out.push_str(rest);
+    if out.len() > max {
+        return Err(too_long());
+    }
     Ok(out)
 }
 
@@ -181,28 +198,43 @@ mod tests {
 
     #[test]
     fn parameters_take_context_values_and_the_run_params() {
+        const MAX: usize = 1_000;
         let ctx = r#"{"rows": 42, "name": "x", "db": {"host": "h", "ports": [1, 2]}, "ok": true}"#;
         assert_eq!(
-            substitute("count=${context.rows} n=${context.name}", ctx, "").unwrap(),
+            substitute("count=${context.rows} n=${context.name}", ctx, "", MAX).unwrap(),
             "count=42 n=x"
         );
         assert_eq!(
-            substitute("${context.db.host}:${context.db.ports.1}", ctx, "").unwrap(),
+            substitute("${context.db.host}:${context.db.ports.1}", ctx, "", MAX).unwrap(),
             "h:2"
         );
         assert_eq!(
-            substitute("${context.db}", ctx, "").unwrap(),
+            substitute("${context.db}", ctx, "", MAX).unwrap(),
             r#"{"host":"h","ports":[1,2]}"#
         );
         assert_eq!(
-            substitute("p=${workflow.params}", ctx, "--all").unwrap(),
+            substitute("p=${workflow.params}", ctx, "--all", MAX).unwrap(),
             "p=--all"
         );
         assert_eq!(
-            substitute("$HOME ${HOME} ${x", ctx, "").unwrap(),
+            substitute("$HOME ${HOME} ${x", ctx, "", MAX).unwrap(),
             "$HOME ${HOME} ${x"
         );
-        let err = substitute("${context.missing}", ctx, "").unwrap_err();
+        let err = substitute("${context.missing}", ctx, "", MAX).unwrap_err();
         assert!(err.contains("no 'missing'"), "{err}");
+    }
+
+    #[test]
+    fn a_parameter_that_grows_past_the_limit_is_refused_as_it_grows() {
+        let template = "${workflow.params}".repeat(3_600);
+        let params = "p".repeat(65_535);
+        let err = substitute(&template, "{}", &params, 65_535).unwrap_err();
+        assert!(err.contains("more than 65535 bytes"), "{err}");
+        let ctx = json!({"big": "b".repeat(1_000)}).to_string();
+        let err = substitute(&"${context.big}".repeat(100), &ctx, "", 10_000).unwrap_err();
+        assert!(err.contains("more than 10000 bytes"), "{err}");
+        let fits = substitute(&"${context.big}".repeat(10), &ctx, "", 10_000).unwrap();
+        assert_eq!(fits.len(), 10_000);
+        assert!(substitute(&"x".repeat(11), "{}", "", 10).is_err());
     }
 }

@@ -65,10 +65,21 @@ fn compile(expression: &str) -> Result<cel::Program, String> {
 
 /// Why `expression` cannot be compiled (a syntax error, with where), or `None`.
 pub fn syntax_error(expression: &str) -> Option<String> {
-    let expression = expression.to_string();
-    match on_deep_stack(move || compile(&expression).err()) {
+    syntax_errors(vec![expression.to_string()]).pop().flatten()
+}
+
+/// [`syntax_error`] of each of `expressions`, in order, all compiled on one thread.
+pub fn syntax_errors(expressions: Vec<String>) -> Vec<Option<String>> {
+    let count = expressions.len();
+    let found = on_deep_stack(move || {
+        expressions
+            .iter()
+            .map(|e| compile(e).err())
+            .collect::<Vec<_>>()
+    });
+    match found {
         Ok(found) => found,
-        Err(why) => Some(why),
+        Err(why) => vec![Some(why); count],
     }
 }
 

@@ -25,20 +25,10 @@ pub struct Problem {
     pub error: String,
 }
 
-fn problem(field: impl Into<String>, error: impl Into<String>) -> Problem {
-    Problem {
-        field: field.into(),
-        error: error.into(),
-    }
-}
-
-/// Every structural problem of `def` (jobs and expressions are checked by the caller, which
-/// knows the jobs and compiles expressions); empty when the graph is sound.
-pub fn problems(def: &Definition) -> Vec<Problem> {
+/// More nodes or edges than a workflow may have: whoever checks a definition's nodes one by one
+/// (their jobs, their expressions) asks this first, so a huge body costs nothing per node.
+pub fn size_problems(def: &Definition) -> Vec<Problem> {
     let mut found = Vec::new();
-    if def.nodes.is_empty() {
-        found.push(problem("nodes", "a workflow needs at least one node"));
-    }
     if def.nodes.len() > MAX_NODES {
         found.push(problem(
             "nodes",
@@ -56,6 +46,27 @@ pub fn problems(def: &Definition) -> Vec<Problem> {
                 def.edges.len()
             ),
         ));
+    }
+    found
+}
+
+fn problem(field: impl Into<String>, error: impl Into<String>) -> Problem {
+    Problem {
+        field: field.into(),
+        error: error.into(),
+    }
+}
+
+/// Every structural problem of `def` (jobs and expressions are checked by the caller, which
+/// knows the jobs and compiles expressions); empty when the graph is sound. A definition over
+/// the size limits gets those problems alone: nothing is done per node of one.
+pub fn problems(def: &Definition) -> Vec<Problem> {
+    let mut found = size_problems(def);
+    if !found.is_empty() {
+        return found;
+    }
+    if def.nodes.is_empty() {
+        found.push(problem("nodes", "a workflow needs at least one node"));
     }
     let mut keys: HashMap<&str, usize> = HashMap::new();
     for (i, node) in def.nodes.iter().enumerate() {
@@ -254,7 +265,9 @@ pub fn layers(def: &Definition) -> Result<Vec<Vec<String>>, Vec<String>> {
     if placed == parents.len() {
         return Ok(layers);
     }
-    // a node left over is on a cycle or behind one: walk parents among the left-overs to a repeat
+    // a node left over is on a cycle or behind one, and has a parent left over (one never
+    // placed): walking parents among the left-overs comes back to a node seen, on the cycle (a
+    // node behind a cycle may have no child left over, so children are not walked)
     let left: BTreeSet<&str> = parents
         .iter()
         .filter(|(_, n)| **n > 0)
@@ -268,12 +281,13 @@ pub fn layers(def: &Definition) -> Result<Vec<Vec<String>>, Vec<String>> {
         let next = def
             .edges
             .iter()
-            .find(|e| e.from == at && left.contains(e.to.as_str()))
-            .map(|e| e.to.as_str())
-            .expect("a node on or behind a cycle has a child left over");
+            .find(|e| e.to == at && left.contains(e.from.as_str()))
+            .map(|e| e.from.as_str())
+            .expect("a node left over has a parent left over");
         if let Some(&i) = seen.get(next) {
-            let mut cycle: Vec<String> = path[i..].iter().map(|k| k.to_string()).collect();
-            cycle.push(next.to_string());
+            // walked against the edges: the cycle read forwards is the walk reversed
+            let mut cycle: Vec<String> = vec![next.to_string()];
+            cycle.extend(path[i..].iter().rev().map(|k| k.to_string()));
             return Err(cycle);
         }
         seen.insert(next, path.len());
@@ -341,6 +355,37 @@ mod tests {
         let cycle = layers(&d).unwrap_err();
         assert_eq!(cycle.first(), cycle.last());
         assert!(cycle.len() >= 4, "{cycle:?}");
+    }
+
+    #[test]
+    fn a_node_behind_a_cycle_without_children_is_no_crash() {
+        // `a` sorts first of the left-overs and has no child: the cycle is found through parents
+        let d = Definition {
+            nodes: ["a", "x", "y"].map(job).to_vec(),
+            edges: vec![
+                edge("x", "y", EdgeWhen::Success),
+                edge("y", "x", EdgeWhen::Success),
+                edge("x", "a", EdgeWhen::Success),
+            ],
+        };
+        assert_eq!(layers(&d).unwrap_err(), ["x", "y", "x"]);
+        let mut three = diamond();
+        three.edges.push(edge("d", "b", EdgeWhen::Always));
+        three.edges[2] = edge("b", "c", EdgeWhen::Success);
+        three.edges[3] = edge("c", "d", EdgeWhen::Success);
+        // b → c → d → b, read forwards
+        assert_eq!(layers(&three).unwrap_err(), ["b", "c", "d", "b"]);
+    }
+
+    #[test]
+    fn a_definition_over_the_limits_is_not_looked_at_node_by_node() {
+        let d = Definition {
+            nodes: (0..=MAX_NODES).map(|_| job("")).collect(),
+            edges: Vec::new(),
+        };
+        let found = problems(&d);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].error.contains("at most 200 nodes"), "{found:?}");
     }
 
     #[test]

@@ -43,6 +43,18 @@ backends!(app: cycles_dangling_edges_and_other_bad_graphs_are_refused_naming_the
         assert_eq!(res.field(), field, "{}", res.body);
         assert!(res.error().contains(words), "{words}: {}", res.body);
     }
+    // a body over the size limits is refused for that alone, nothing looked at node by node
+    let huge: Vec<Value> = (0..5_000).map(|i| json!({"key": "", "kind": "DECISION", "expression": format!("{i} >")})).collect();
+    let body = json!({"name": "big", "jobGroup": group, "nodes": huge, "edges": []});
+    let check = admin.api.request("POST", "/api/v1/workflows/validate", Some(body)).await;
+    assert_eq!(check.body["errors"], json!([{"field": "nodes", "error": "a workflow may have at most 200 nodes, not 5000"}]), "{}", check.body);
+    // a node behind a cycle with no child of its own: the cycle is named (the walk once panicked)
+    let node = |key: &str| json!({"key": key, "kind": "JOB", "jobId": jobs["a"]});
+    let edges = [edge("x", "y", "SUCCESS"), edge("y", "x", "SUCCESS"), edge("x", "a", "SUCCESS")];
+    let body = json!({"name": "behind", "jobGroup": group, "nodes": [node("a"), node("x"), node("y")], "edges": edges});
+    let check = admin.api.request("POST", "/api/v1/workflows/validate", Some(body)).await;
+    assert_eq!(check.status, 200, "{}", check.body);
+    assert!(check.body["errors"][0]["error"].as_str().unwrap_or_default().contains("x → y → x"), "{}", check.body);
     // several problems at once: each named with its field, and each worded in the reader's language
     let body = json!({"name": "bad", "jobGroup": group, "nodes": nodes,
         "edges": [edge("a", "ghost", "SUCCESS"), edge("b", "b", "SUCCESS")]});

@@ -104,6 +104,34 @@ backends!(app: a_failure_blocks_only_its_descendants_and_retry_reruns_only_them,
     worker.stop().await;
 });
 
+backends!(app: a_job_moved_to_another_group_is_not_run_by_an_older_run, |admin| {
+    let handlers = ["first", "moved"];
+    let worker = Worker::start(admin, "wf-moved", &handlers).await;
+    let (group, jobs) = group_with_jobs(admin, "wf-moved", &handlers).await;
+    worker.plan("first", Plan { fail: Some("not yet".into()), ..Plan::default() });
+    let wf = create_workflow(admin, json!({
+        "name": "moved", "jobGroup": group, "nodes": nodes_of(&handlers, &jobs),
+        "edges": [edge("first", "moved", "SUCCESS")],
+    })).await;
+    let run = trigger(admin, wf, "").await;
+    assert_eq!(wait_ended(admin, run).await["state"], "FAILED");
+    // the workflow drops the job, which then moves to another group; the run keeps its snapshot
+    let res = admin.api.request("PUT", &format!("/api/v1/workflows/{wf}"), Some(json!({"nodes": nodes_of(&["first"], &jobs), "edges": []}))).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let elsewhere = admin.group("wf-elsewhere").await;
+    let res = admin.api.update_job(jobs["moved"], json!({"jobGroup": elsewhere})).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    worker.plan("first", Plan::default());
+    let res = admin.api.request("POST", &format!("/api/v1/workflow-runs/{run}/retry"), None).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let ended = wait_ended(admin, run).await;
+    assert_eq!((node(&ended, "first")["state"].as_str(), node(&ended, "moved")["state"].as_str()), (Some("SUCCEEDED"), Some("FAILED")), "{ended}");
+    let message = node(&ended, "moved")["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.contains(&format!("not in the run's executor group ({group})")), "{message}");
+    assert!(worker.runs_of("moved").is_empty());
+    worker.stop().await;
+});
+
 backends!(app: context_values_reach_the_next_nodes_params_and_handlers, |admin| {
     let handlers = ["extract", "load"];
     let worker = Worker::start(admin, "wf-ctx", &handlers).await;
@@ -182,6 +210,44 @@ backends!(app: a_failed_node_marked_succeeded_lets_what_follows_run, |admin| {
     assert_eq!(worker.runs_of("second").len(), 1);
     let again = admin.api.request("POST", &format!("/api/v1/workflow-runs/{run}/nodes/first/mark-success"), None).await;
     assert_eq!(again.status, 409, "{}", again.body);
+    // a DECISION node that failed has no true or false to follow: it is not marked
+    let wf = create_workflow(admin, json!({
+        "name": "gate", "jobGroup": group,
+        "nodes": [{"key": "gate", "kind": "DECISION", "expression": "context.missing == 1"}, job_node("second", &jobs)],
+        "edges": [edge("gate", "second", "TRUE")],
+    })).await;
+    let run = trigger(admin, wf, "").await;
+    let ended = wait_ended(admin, run).await;
+    assert_eq!((ended["state"].as_str(), node(&ended, "gate")["state"].as_str()), (Some("FAILED"), Some("FAILED")), "{ended}");
+    let res = admin.api.request("POST", &format!("/api/v1/workflow-runs/{run}/nodes/gate/mark-success"), None).await;
+    assert_eq!(res.status, 409, "{}", res.body);
+    assert!(res.error().contains("DECISION node"), "{}", res.body);
+    worker.stop().await;
+});
+
+backends!(app: a_node_whose_run_row_is_deleted_fails_instead_of_holding_its_run, |admin| {
+    let handlers = ["slow", "next"];
+    let worker = Worker::start(admin, "wf-gone", &handlers).await;
+    let (group, jobs) = group_with_jobs(admin, "wf-gone", &handlers).await;
+    worker.plan("slow", Plan { sleep_ms: 60_000, ..Plan::default() });
+    let wf = create_workflow(admin, json!({
+        "name": "gone", "jobGroup": group, "nodes": nodes_of(&handlers, &jobs),
+        "edges": [edge("slow", "next", "SUCCESS")],
+    })).await;
+    let run = trigger(admin, wf, "").await;
+    wait_node(admin, run, "slow", "RUNNING").await;
+    // the job's run records are cleared while its node runs: no result can reach that row now
+    let res = admin.api.request("DELETE", &format!("/api/v1/logs?jobId={}&keepLast=0", jobs["slow"]), None).await;
+    assert_eq!((res.status, &res.body["deleted"]), (200, &json!(1)), "{}", res.body);
+    // the next look at the run (a resume asks for one at once) fails the node
+    for action in ["pause", "resume"] {
+        let res = admin.api.request("POST", &format!("/api/v1/workflow-runs/{run}/{action}"), None).await;
+        assert_eq!(res.status, 200, "{action}: {}", res.body);
+    }
+    let ended = wait_ended(admin, run).await;
+    assert_eq!((ended["state"].as_str(), node(&ended, "next")["state"].as_str()), (Some("FAILED"), Some("SKIPPED")), "{ended}");
+    let message = node(&ended, "slow")["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.contains("run row was deleted while it ran"), "{message}");
     worker.stop().await;
 });
 

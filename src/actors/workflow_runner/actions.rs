@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::start::{cancel_in_tx, deadline};
 use super::{ActionError, Moved, RunAction};
-use crate::model::{NodeRun, NodeState, RunState};
+use crate::model::{NodeKind, NodeRun, NodeState, RunState};
 use crate::store::{Store, StoreResult};
 use crate::workflow::semantics::descendants;
 
@@ -85,6 +85,12 @@ pub(super) async fn act(
                     tx.save_node(node).await?;
                 }
                 run.state = RunState::Running;
+                // a retry is asked to run: a pause from before it ended is over
+                run.paused = false;
+                if run.start_time == 0 {
+                    // cancelled while queued: it starts now
+                    run.start_time = now;
+                }
                 run.end_time = 0;
                 run.alarm_status = 0;
                 run.deadline = workflow.as_ref().map_or(0, |w| deadline(w, now));
@@ -105,6 +111,13 @@ pub(super) async fn act(
                     "node {key} of run {run_id} is {}: only a FAILED node can be marked succeeded",
                     node.state
                 ))),
+                // its edges follow its true or false, which a mark would not give: every branch
+                // after it would be skipped
+                Some(_) if run.definition.node(key).is_some_and(|n| n.kind == NodeKind::Decision) => {
+                    Err(ActionError::Conflict(format!(
+                        "node {key} of run {run_id} is a DECISION node: it has no success to mark (retry the run to evaluate it again)"
+                    )))
+                }
                 Some(node) => {
                     node.state = NodeState::Succeeded;
                     node.message = format!("marked succeeded by {by} (it had failed: {})", node.message);

@@ -13,7 +13,7 @@ use crate::actors::timing_rules::NODE_DEAD_AFTER_MS;
 use crate::actors::trigger::{NodeFire, Trigger};
 use crate::model::{
     Definition, JobInfo, NewRunRow, NodeDef, NodeKind, NodeRun, NodeState, RunState, TriggerType,
-    WorkflowRun,
+    WorkflowRun, EXECUTOR_PARAM_MAX,
 };
 use crate::store::{NodeLog, NodeLogRow, Store, StoreResult};
 use crate::workflow::context::{
@@ -161,6 +161,20 @@ pub(super) async fn advance_batch(
             nodes,
             before,
         });
+    }
+
+    // a resent call carries the parameter its run row was written with, not one made anew from
+    // a context that moved on since
+    let resent: Vec<i64> = (moved.fires.iter())
+        .filter_map(|t| Some(t.resend.as_ref()?.log_id))
+        .collect();
+    if !resent.is_empty() {
+        let params = tx.log_params(&resent).await?;
+        for t in &mut moved.fires {
+            if let Some(param) = t.resend.as_ref().and_then(|r| params.get(&r.log_id)) {
+                t.executor_param = Some(param.clone());
+            }
+        }
     }
 
     // every attempt claimed: one insert of their run rows, then their triggers
@@ -348,14 +362,28 @@ fn collect_results(
     }
 
     // a claimed attempt whose call never went out: its admin died after the claim
+    let timed_out = run.deadline > 0 && now >= run.deadline;
     for node in nodes.values_mut() {
         if node.state != NodeState::Running || node.log_id == 0 {
             continue;
         }
         let Some(log) = logs.get(&node.log_id) else {
+            // no result can come to a row that is gone: left RUNNING, it would hold the run
+            log::warn!(
+                "workflow run {} node {}: its run row {} was deleted while it ran",
+                run.id,
+                node.node_key,
+                node.log_id
+            );
+            node.state = NodeState::Failed;
+            node.end_time = now;
+            node.message =
+                "its run row was deleted while it ran (a log clean-up or its job's deletion)"
+                    .into();
             continue;
         };
-        if log.trigger_code != 0 {
+        // a run past its deadline is ended below: nothing of it is sent again
+        if log.trigger_code != 0 || timed_out {
             continue;
         }
         let waiting = now - node.start_time;
@@ -367,8 +395,22 @@ fn collect_results(
             moved.look_at.push((run.id, at));
             continue;
         }
-        let Some(mut fire) = node_fire(run, def, node, look.jobs) else {
-            continue;
+        let mut fire = match node_fire(run, def, node, look.jobs) {
+            Ok(fire) => fire,
+            Err(why) => {
+                // left RUNNING, it would wait for a call that never goes out
+                log::warn!(
+                    "workflow run {} node {}: attempt {} (log {}) cannot be sent again: {why}",
+                    run.id,
+                    node.node_key,
+                    node.attempt,
+                    node.log_id
+                );
+                node.state = NodeState::Failed;
+                node.end_time = now;
+                node.message = format!("its attempt could not be sent again: {why}");
+                continue;
+            }
         };
         // its executor may have it (the admin died after the call): asked first, as a
         // taken-over job fire is
@@ -390,22 +432,23 @@ fn collect_results(
     }
 }
 
-/// The trigger that fires `node`'s current attempt (its run row exists), with its parameter.
+/// The trigger that fires `node`'s current attempt (its run row exists), with its parameter;
+/// or why it cannot be had.
 fn node_fire(
     run: &WorkflowRun,
     def: &Definition,
     node: &NodeRun,
     jobs: &HashMap<i32, Arc<JobInfo>>,
-) -> Option<Trigger> {
-    let node_def = def.node(&node.node_key)?;
-    let job = jobs.get(&node_def.job_id?)?;
-    let param = node_def
-        .params
-        .as_deref()
-        .map(|p| substitute(p, &run.context, &run.params))
-        .transpose()
-        .ok()?
-        .unwrap_or_else(|| job.executor_param.clone());
+) -> Result<Trigger, String> {
+    let node_def = def
+        .node(&node.node_key)
+        .ok_or("the run's definition has no such node")?;
+    let job = job_of_run(run, node_def, jobs)?;
+    let param = match node_def.params.as_deref() {
+        Some(p) => substitute(p, &run.context, &run.params, EXECUTOR_PARAM_MAX)
+            .map_err(|why| format!("params: {why}"))?,
+        None => job.executor_param.clone(),
+    };
     let mut t = Trigger::new(job.id, TriggerType::Workflow, 0);
     t.executor_param = Some(param);
     t.fail_retry_count = Some(0);
@@ -416,7 +459,26 @@ fn node_fire(
         context: Arc::from(run.context.as_str()),
         job: job.clone(),
     });
-    Some(t)
+    Ok(t)
+}
+
+/// The job a JOB node runs, when it still exists in the run's executor group: a job moved to
+/// another group since the run started is not run with the run's parameters on that group's
+/// executors.
+fn job_of_run<'a>(
+    run: &WorkflowRun,
+    node_def: &NodeDef,
+    jobs: &'a HashMap<i32, Arc<JobInfo>>,
+) -> Result<&'a Arc<JobInfo>, String> {
+    let id = node_def.job_id.unwrap_or(0);
+    match jobs.get(&id) {
+        None => Err(format!("job {id} does not exist any more")),
+        Some(job) if job.job_group != run.job_group => Err(format!(
+            "job {id} is not in the run's executor group ({}) any more",
+            run.job_group
+        )),
+        Some(job) => Ok(job),
+    }
 }
 
 /// Skips what will never run, evaluates DECISION nodes and claims the JOB nodes that may run
@@ -530,18 +592,15 @@ fn claim_job(
         node.end_time = now;
         node.message = why;
     };
-    let Some(job) = node_def.job_id.and_then(|id| look.jobs.get(&id)) else {
-        fail(
-            node,
-            format!(
-                "job {} does not exist any more",
-                node_def.job_id.unwrap_or(0)
-            ),
-        );
-        return None;
+    let job = match job_of_run(run, node_def, look.jobs) {
+        Ok(job) => job,
+        Err(why) => {
+            fail(node, why);
+            return None;
+        }
     };
     let param = match node_def.params.as_deref() {
-        Some(p) => match substitute(p, &run.context, &run.params) {
+        Some(p) => match substitute(p, &run.context, &run.params, EXECUTOR_PARAM_MAX) {
             Ok(p) => p,
             Err(why) => {
                 fail(node, format!("params: {why}"));
@@ -550,17 +609,6 @@ fn claim_job(
         },
         None => job.executor_param.clone(),
     };
-    if param.len() > crate::model::EXECUTOR_PARAM_MAX {
-        fail(
-            node,
-            format!(
-                "params: the parameter has {} bytes with the context's values, more than {}",
-                param.len(),
-                crate::model::EXECUTOR_PARAM_MAX
-            ),
-        );
-        return None;
-    }
     node.attempt += 1;
     node.state = NodeState::Running;
     node.log_id = 0;

@@ -432,12 +432,30 @@ impl WorkflowRunner {
                         app_name: group.as_ref().map(|g| g.app_name.clone()),
                         protocol: AdminProtocol::V2,
                     };
-                    let answer = calls.kill(address, &creds, log.job_id).await;
-                    if answer.code != SUCCESS_CODE {
+                    // a kill names the job, not the run: a newer run of the job there (a
+                    // CANCEL_OLD's new run, a retry) would be killed with it
+                    let (of, at) = (log.clone(), address.to_string());
+                    let since = now_ms() - KILL_WAITS_FOR_CALL.as_millis() as i64;
+                    let newer = store
+                        .run(move |s| async move { s.newer_open_run(&of, &at, since).await })
+                        .await;
+                    if newer.unwrap_or(false) {
+                        log::info!(
+                            "log {id}: not killed on {address}: a newer run of job {} is there or on its way, and a kill would stop it too",
+                            log.job_id
+                        );
                         note.push_str(&format!(
-                            "; the executor did not kill it: {}",
-                            answer.msg.unwrap_or_default()
+                            "; not killed on its executor: a newer run of job {} is there, and a kill stops every run of a job",
+                            log.job_id
                         ));
+                    } else {
+                        let answer = calls.kill(address, &creds, log.job_id).await;
+                        if answer.code != SUCCESS_CODE {
+                            note.push_str(&format!(
+                                "; the executor did not kill it: {}",
+                                answer.msg.unwrap_or_default()
+                            ));
+                        }
                     }
                 }
                 let row = LogResultRow {

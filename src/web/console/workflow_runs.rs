@@ -181,7 +181,7 @@ pub(super) async fn detail(
     let nodes = state.store.run_nodes(run.id).await?;
     let view = serde_json::to_string(&run_view(&run, nodes))
         .map_err(|e| ApiError::Internal(format!("workflow run {}: {e}", run.id)))?;
-    let jobs = node_jobs(&state, &run.definition).await?;
+    let jobs = node_jobs(&state, &run.definition, run.job_group).await?;
     let mut captions = captions(&run.definition, &jobs);
     // a DECISION node is known by its expression (the run's JSON does not carry it)
     for n in &run.definition.nodes {

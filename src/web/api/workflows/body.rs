@@ -16,7 +16,7 @@ use crate::timing::{self, parse_timezone};
 use crate::web::api::checks::{check_alarm_fields, max_chars, parse_enum};
 use crate::web::api::error::{ApiError, ApiResult, Problems};
 use crate::workflow::decision;
-use crate::workflow::graph::{problems, Problem};
+use crate::workflow::graph::{problems, size_problems, Problem};
 
 /// Most runs of one workflow that may be active at once.
 pub const MAX_CONCURRENT_RUNS_MAX: i32 = 100;
@@ -304,6 +304,11 @@ pub(crate) fn graph_problems(
     jobs: &HashMap<i32, JobInfo>,
 ) -> Vec<Problem> {
     let mut found = problems(def);
+    if !size_problems(def).is_empty() {
+        return found;
+    }
+    // the expressions of every DECISION node, compiled together on one thread
+    let mut decisions: Vec<(usize, String)> = Vec::new();
     for (i, node) in def.nodes.iter().enumerate() {
         if let Some(id) = node.job_id.filter(|_| node.kind == NodeKind::Job) {
             match jobs.get(&id).filter(|j| j.job_group == job_group) {
@@ -336,10 +341,14 @@ pub(crate) fn graph_problems(
             let expression = node.expression.as_deref().unwrap_or_default();
             let fits = expression.len() <= crate::workflow::graph::EXPRESSION_MAX;
             if !expression.trim().is_empty() && fits {
-                if let Some(why) = decision::syntax_error(expression) {
-                    found.push(problem(format!("nodes[{i}].expression"), why));
-                }
+                decisions.push((i, expression.to_string()));
             }
+        }
+    }
+    let (places, expressions): (Vec<usize>, Vec<String>) = decisions.into_iter().unzip();
+    for (i, why) in places.into_iter().zip(decision::syntax_errors(expressions)) {
+        if let Some(why) = why {
+            found.push(problem(format!("nodes[{i}].expression"), why));
         }
     }
     found

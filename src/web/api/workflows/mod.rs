@@ -152,11 +152,17 @@ pub(crate) async fn load_workflow(
     Ok(w)
 }
 
-/// The jobs the JOB nodes of `def` name that exist.
+/// The jobs of executor group `group` that the JOB nodes of `def` name (a job of another group
+/// is as if missing: its name is not shown, and a node naming it is refused); none for a
+/// definition over the size limits, which is refused for that alone.
 pub(crate) async fn node_jobs(
     state: &AppState,
     def: &Definition,
+    group: i32,
 ) -> ApiResult<HashMap<i32, JobInfo>> {
+    if !crate::workflow::graph::size_problems(def).is_empty() {
+        return Ok(HashMap::new());
+    }
     let ids: Vec<i32> = def
         .nodes
         .iter()
@@ -169,6 +175,7 @@ pub(crate) async fn node_jobs(
         .get_jobs(&ids)
         .await?
         .into_iter()
+        .filter(|j| j.job_group == group)
         .map(|j| (j.id, j))
         .collect())
 }
@@ -187,7 +194,7 @@ async fn check(
     let found = graph_problems(
         &w.definition,
         w.job_group,
-        &node_jobs(state, &w.definition).await?,
+        &node_jobs(state, &w.definition, w.job_group).await?,
     );
     if !found.is_empty() {
         return Err(refused(&found));
@@ -611,7 +618,7 @@ async fn validate(
                 });
             }
         }
-        let jobs = node_jobs(&state, &w.definition).await?;
+        let jobs = node_jobs(&state, &w.definition, group).await?;
         errors.extend(
             graph_problems(&w.definition, group, &jobs)
                 .into_iter()
@@ -677,7 +684,7 @@ async fn graph_svg(
     path: web::Path<i32>,
 ) -> ApiResult<HttpResponse> {
     let w = load_workflow(&state, &principal, path.into_inner()).await?;
-    let jobs = node_jobs(&state, &w.definition).await?;
+    let jobs = node_jobs(&state, &w.definition, w.job_group).await?;
     let drawing = Drawing {
         states: None,
         captions: captions(&w.definition, &jobs),

@@ -383,7 +383,7 @@ async fn graph_svg(
         .into_iter()
         .map(|n| (n.node_key, n.state))
         .collect();
-    let jobs = node_jobs(&state, &run.definition).await?;
+    let jobs = node_jobs(&state, &run.definition, run.job_group).await?;
     let drawing = Drawing {
         states: Some(&states),
         captions: captions(&run.definition, &jobs),
