@@ -113,3 +113,29 @@ backends!(app: queued_runs_wait_for_a_slot_and_run_in_order, |admin| {
     }
     worker.stop().await;
 });
+
+backends!(app: a_fire_never_overtakes_the_queue, |admin| {
+    let worker = Worker::start(admin, "wf-fifo", &["step"]).await;
+    let (group, jobs) = group_with_jobs(admin, "wf-fifo", &["step"]).await;
+    worker.plan("step", Plan { sleep_ms: 3_000, ..Plan::default() });
+    let wf = create_workflow(admin, json!({
+        "name": "fifo", "jobGroup": group, "overlapPolicy": "QUEUE", "queueMax": 5,
+        "nodes": [job_node("step", &jobs)], "edges": [],
+    })).await;
+    let fire = || async {
+        let res = admin.api.request("POST", &format!("/api/v1/workflows/{wf}/trigger"), None).await;
+        assert_eq!(res.status, 200, "{}", res.body);
+        (res.body["runId"].as_i64().unwrap(), res.body["state"].as_str().unwrap().to_string())
+    };
+    let (_, first) = fire().await;
+    let (waiting, second) = fire().await;
+    assert_eq!((first.as_str(), second.as_str()), ("RUNNING", "QUEUED"));
+    // a slot opens (the limit raised) while a run waits: the next fire starts the waiting one
+    // and queues itself behind it, whether or not the queue's own pass came first
+    let res = admin.api.request("PUT", &format!("/api/v1/workflows/{wf}"), Some(json!({"maxConcurrentRuns": 2}))).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let (_, third) = fire().await;
+    assert_eq!(third, "QUEUED");
+    assert_eq!(run_of(admin, waiting).await["state"], "RUNNING");
+    worker.stop().await;
+});

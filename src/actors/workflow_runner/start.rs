@@ -75,11 +75,15 @@ pub(super) async fn start_in_tx(
     moved: &mut Moved,
 ) -> StoreResult<StartOutcome> {
     let open = tx.open_runs(w.id).await?;
+    // runs waiting in the queue go before this one: a fire never overtakes them (a slot may be
+    // free for a moment: a run ended, or maxConcurrentRuns was raised)
+    let from_queue = start_from_queue(tx, w, &open, now).await?;
     let running: Vec<&WorkflowRun> = open
         .iter()
-        .filter(|r| r.state == RunState::Running)
+        .filter(|r| r.state == RunState::Running || from_queue.contains(&r.id))
         .collect();
-    let queued = open.iter().filter(|r| r.state == RunState::Queued).count();
+    let queued = open.iter().filter(|r| r.state == RunState::Queued).count() - from_queue.len();
+    moved.look_again.extend(from_queue);
     let max = w.max_concurrent_runs.max(1) as usize;
     let (state, message) = if running.len() < max {
         (
@@ -218,6 +222,19 @@ pub(super) async fn start_queued(
         return Ok(Vec::new());
     };
     let open = tx.open_runs(workflow_id).await?;
+    let started = start_from_queue(&mut tx, &w, &open, now).await?;
+    tx.commit().await?;
+    Ok(started)
+}
+
+/// Starts the queued runs among `open` (the workflow's open runs, oldest first) while `w` has
+/// room for them, oldest first; their ids.
+async fn start_from_queue(
+    tx: &mut RunTx,
+    w: &Workflow,
+    open: &[WorkflowRun],
+    now: i64,
+) -> StoreResult<Vec<i64>> {
     let mut running = open.iter().filter(|r| r.state == RunState::Running).count();
     let mut started = Vec::new();
     for queued in open.iter().filter(|r| r.state == RunState::Queued) {
@@ -229,13 +246,12 @@ pub(super) async fn start_queued(
         };
         run.state = RunState::Running;
         run.start_time = now;
-        run.deadline = deadline(&w, now);
+        run.deadline = deadline(w, now);
         run.message = format!("{}; started from the queue", run.message);
         tx.save_run(&run, now).await?;
         running += 1;
         started.push(run.id);
     }
-    tx.commit().await?;
     Ok(started)
 }
 
