@@ -76,7 +76,8 @@ fn batch_len(buffer: &[HandleCallbackParam], batch_size: usize) -> usize {
 #[rtype(result = "()")]
 pub struct PushCallback(pub HandleCallbackParam);
 
-/// Resolves once every result received so far was accepted by an admin or saved to a file.
+/// Resolves once every result received so far was accepted by an admin or saved to a file and
+/// the saved files were tried (what is not accepted stays saved for the next start).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Flush;
@@ -180,6 +181,10 @@ impl ResultSender {
             }
             return;
         }
+        if !self.flushed.is_empty() {
+            self.flush_buffer(ctx);
+            return;
+        }
         let take = batch_len(&self.buffer, self.tuning.batch_size);
         let batch: Vec<HandleCallbackParam> = self.buffer.drain(..take).collect();
         // a burst grows the buffer far past one batch; an idle executor should not keep that
@@ -229,6 +234,51 @@ impl ResultSender {
                 act.send_now(ctx);
             } else if !act.buffer.is_empty() {
                 act.schedule(ctx);
+            }
+        }));
+    }
+
+    /// At shutdown: the whole buffer is saved as one batch first, then every saved batch is
+    /// sent, and the flushes resolve when that ends. Posting batch after batch, each waiting out
+    /// a hung admin's timeout, kept results in memory past the shutdown's wait, and lost them.
+    fn flush_buffer(&mut self, ctx: &mut Context<Self>) {
+        let rest: Vec<HandleCallbackParam> = self.buffer.drain(..).collect();
+        self.first_waiting = None;
+        self.in_flight = true;
+        let (link, client) = (self.link.clone(), self.client());
+        let (dir, metrics) = (self.dir.clone(), self.metrics.clone());
+        let fut = async move {
+            match save_batch(&dir, &rest).await {
+                Ok(path) => log::info!(
+                    "{} result(s) saved to {} at shutdown, to be sent now or at the next start",
+                    rest.len(),
+                    path.display()
+                ),
+                Err(e) => {
+                    log::error!("results not saved at shutdown ({e}): sending them as they are");
+                    let body = encode_callbacks(&rest, link.protocol);
+                    let sent = link.post(&client, "callback", &body).await;
+                    metrics.callback_batch(sent.is_ok());
+                    if let Err(e) = sent {
+                        log::error!(
+                            "results lost at shutdown ({e}): {}",
+                            encode_callbacks(&rest, AdminProtocol::V35)
+                        );
+                    }
+                }
+            }
+            retry_files(&link, &client, &dir, &metrics).await
+        };
+        ctx.spawn(fut.into_actor(self).map(|all_sent, act, ctx| {
+            act.in_flight = false;
+            act.saved = !all_sent;
+            if act.buffer.is_empty() {
+                for tx in act.flushed.drain(..) {
+                    let _ = tx.send(());
+                }
+            } else {
+                // results that came meanwhile
+                act.send_now(ctx);
             }
         }));
     }

@@ -10,6 +10,7 @@ both_targets!(
     callbacks_survive_admin_errors_and_outage,
     saved_results_are_retried_within_seconds,
     pending_files_are_delivered_at_start,
+    a_shutdown_whose_admin_hangs_saves_every_result,
 );
 
 fn callback_files(exec: &Exec) -> Vec<std::path::PathBuf> {
@@ -162,4 +163,49 @@ async fn pending_files_are_delivered_at_start(target: Target) {
     );
     actix_rt::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(accepted_counts(&admin)[&7001], 1);
+}
+
+/// Results waiting to be sent when the executor stops and its admin hangs are saved, all of
+/// them, within the shutdown's wait: none is left in memory behind a post that never answers.
+async fn a_shutdown_whose_admin_hangs_saves_every_result(target: Target) {
+    let admin = FakeAdmin::start();
+    let mut exec = Exec::start(target, &admin, Opts::default()).await;
+    admin.set_hanging(true);
+    let runs: Vec<_> = (0..300)
+        .map(|i| bean(60 + i, "demoJobHandler", ""))
+        .collect();
+    for p in &runs {
+        exec.run_ok(p).await;
+    }
+    let posting = poll_for(Duration::from_secs(10), || {
+        (!admin.requests("/api/callback").is_empty()).then_some(())
+    })
+    .await;
+    assert!(posting.is_some(), "no result was posted");
+    // the stop ends what still runs, each with a result, before it flushes the results
+    let log_dir = exec.log_dir.clone();
+    exec.stop().await;
+    let mut saved: Vec<i64> = Vec::new();
+    for path in std::fs::read_dir(log_dir.join("callbacklogs"))
+        .expect("results saved")
+        .flatten()
+    {
+        let Ok(body) = std::fs::read_to_string(path.path()) else {
+            continue;
+        };
+        let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&body) else {
+            continue;
+        };
+        saved.extend(items.iter().filter_map(|i| i["logId"].as_i64()));
+    }
+    let missing: Vec<i64> = runs
+        .iter()
+        .map(|p| p.log_id)
+        .filter(|id| !saved.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} results not saved: {missing:?}",
+        missing.len()
+    );
 }

@@ -45,6 +45,7 @@ pub struct Record {
 struct AdminState {
     records: Mutex<Vec<Record>>,
     failing: Mutex<bool>,
+    hanging: Mutex<bool>,
 }
 
 /// An admin that records registry/callback requests and answers 200 (or 500 when told).
@@ -60,6 +61,7 @@ async fn record(
     state: web::Data<Arc<AdminState>>,
 ) -> HttpResponse {
     let failing = *state.failing.lock().unwrap();
+    let hanging = *state.hanging.lock().unwrap();
     let answered = if failing { 500 } else { 200 };
     let headers = req
         .headers()
@@ -78,6 +80,10 @@ async fn record(
         answered,
         at_ms: now_ms(),
     });
+    if hanging {
+        // an admin that takes a request and never answers in time
+        actix_rt::time::sleep(Duration::from_secs(60)).await;
+    }
     if req.path() == "/probe/redirect" {
         return HttpResponse::Found()
             .insert_header(("Location", "/probe/http"))
@@ -128,6 +134,11 @@ impl FakeAdmin {
     /// Answer 500 to everything (true) or 200 (false).
     pub fn set_failing(&self, failing: bool) {
         *self.state.failing.lock().unwrap() = failing;
+    }
+
+    /// Take requests and answer none of them for a minute (true), or answer (false).
+    pub fn set_hanging(&self, hanging: bool) {
+        *self.state.hanging.lock().unwrap() = hanging;
     }
 
     /// Stops listening (connections are refused).
