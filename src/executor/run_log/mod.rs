@@ -98,7 +98,13 @@ impl RunLogs {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let file = Arc::new(OpenOptions::new().create(true).append(true).open(path)?);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(path)?;
+        end_torn_record(&file)?;
+        let file = Arc::new(file);
         if !open.contains_key(path) && open.len() >= OPEN_KEPT {
             if let Some(oldest) = open
                 .iter()
@@ -276,6 +282,22 @@ impl LineBuffer {
             self.log.raw(&std::mem::take(&mut self.pending));
         }
     }
+}
+
+/// Ends the record a killed process left half written (a segment whose last byte is not a line
+/// end), so the next record is not glued to it and read as that run's.
+fn end_torn_record(file: &File) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    if last[0] != b'\n' {
+        (&*file).write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

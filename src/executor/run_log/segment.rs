@@ -214,6 +214,11 @@ impl SegmentIndex {
                 break;
             }
             line_no += 1;
+            // every line of the run indexed is read: the rest of the file is other runs' (a
+            // poll of a finished run's page would read the whole segment to its end)
+            if self.legacy.is_none() && line_no >= run.count {
+                break;
+            }
         }
         Ok(page.finish(first))
     }

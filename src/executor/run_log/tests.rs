@@ -150,6 +150,19 @@ fn a_torn_record_is_read_once_whole_and_garbage_is_skipped() {
 }
 
 #[test]
+fn a_record_a_killed_process_left_half_written_is_not_glued_to_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = RunLogs::new(dir.path()).run(0, 3).path().to_path_buf();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "3 whole\n4 cut sh").unwrap();
+    // the executor starts again and its runs write on
+    let logs = RunLogs::new(dir.path());
+    logs.run(0, 3).raw(b"after the restart\n");
+    assert_eq!(logs.read(0, 3, 1).log_content, "whole\nafter the restart\n");
+    assert_eq!(logs.read(0, 4, 1).log_content, "cut sh\n");
+}
+
+#[test]
 fn stream_output_is_written_in_whole_lines() {
     let dir = tempfile::tempdir().unwrap();
     let logs = RunLogs::new(dir.path());
