@@ -247,6 +247,7 @@ pub fn start_actors_with(
         let store = ActorStore::new(store.own_connection());
         let (id, address) = (node_id.clone(), env.admin_address.clone());
         let life = board.life("node-beat");
+        let lease = lease.clone();
         move |_| {
             NodeBeat::new(store.clone(), id.clone(), address.clone())
                 .with_life(life.clone())
@@ -261,8 +262,11 @@ pub fn start_actors_with(
         let me = (node_id.clone(), node.clone());
         let life = board.life("schedule");
         let metrics = metrics.clone();
+        let lease = lease.clone();
         move |_| {
-            ScheduleActor::new(store, ring, dispatcher, me, (tz, batch), metrics).with_life(life)
+            ScheduleActor::new(store, ring, dispatcher, me, (tz, batch), metrics)
+                .with_life(life)
+                .with_lease(lease.clone())
         }
     });
     // XXL-JOB's start order: monitors before the schedule helper; each runs a pass at once (when

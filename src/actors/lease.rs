@@ -53,6 +53,15 @@ impl Lease {
         }
     }
 
+    /// Whether this admin's last beat that landed is too old for it to claim fire times at
+    /// `now`: the others may take over whatever it claims. The fence above assumes claims are
+    /// made within [`CLAIMED_BEFORE_GAP_MS`] of a beat that landed; a pass that went on while
+    /// only the beats stalled (their own connection slow) would break that.
+    pub fn stale(&self, now: i64) -> bool {
+        let beat = self.beat.load(Ordering::SeqCst);
+        self.node.is_some() && beat > 0 && now - beat > FENCE_AFTER_MS
+    }
+
     /// Whether a claimed fire due at `fire_time` must not be dispatched at `now`.
     pub fn fenced(&self, now: i64, fire_time: i64) -> bool {
         let beat = self.beat.load(Ordering::SeqCst);
@@ -132,6 +141,20 @@ mod tests {
         // beats arriving out of order do not open a gap
         l.beaten(17_000);
         assert!(!l.fenced(19_000, 30_000));
+    }
+
+    #[test]
+    fn no_claims_while_the_last_beat_that_landed_is_old() {
+        let l = lease();
+        assert!(!l.stale(50_000), "not beating yet");
+        l.beaten(10_000);
+        assert!(!l.stale(10_000 + FENCE_AFTER_MS));
+        assert!(l.stale(10_001 + FENCE_AFTER_MS), "the beats stalled");
+        l.beaten(14_000);
+        assert!(!l.stale(14_500));
+        let lone = Lease::default();
+        lone.beaten(10_000);
+        assert!(!lone.stale(60_000));
     }
 
     #[test]

@@ -24,12 +24,14 @@ use chrono_tz::Tz;
 
 use super::dispatch::{Dispatcher, Trigger, TriggerBatch};
 use super::fire::{first_jobs, Fire};
+use super::lease::Lease;
 use super::node_beat::{GetPassDuty, NodeBeat, PassDuty};
 use super::ring::{FireTime, RingActor, ScheduleAll};
 use super::supervision::{answers_probes, ActorLife};
 use super::takeover::take_over;
 use super::timing_rules::{
-    MISFIRE_AFTER_MS, NODE_DEAD_AFTER_MS, PRE_READ_MS, STRAY_AFTER_MS, TAKEOVER_BATCH,
+    FENCE_AFTER_MS, MISFIRE_AFTER_MS, NODE_DEAD_AFTER_MS, PRE_READ_MS, STRAY_AFTER_MS,
+    TAKEOVER_BATCH,
 };
 use crate::clock::now_ms;
 use crate::metrics::AdminMetrics;
@@ -89,6 +91,10 @@ pub struct ScheduleActor {
     /// Claims of passes whose commit failed yet may have been written (see [`pre_read`]),
     /// shared with the pass in flight, which hands them back.
     unanswered: Arc<Mutex<Vec<ClaimKey>>>,
+    /// This admin's lease (none for a lone admin, whose claims no one takes over).
+    lease: Option<Arc<Lease>>,
+    /// Whether passes wait for a heartbeat to land (see [`Lease::stale`]).
+    waiting_for_beat: bool,
     life: ActorLife,
     metrics: Arc<AdminMetrics>,
 }
@@ -116,6 +122,8 @@ impl ScheduleActor {
             failures: 0,
             stopped: false,
             unanswered: Arc::default(),
+            lease: None,
+            waiting_for_beat: false,
             life: ActorLife::detached("schedule"),
         }
     }
@@ -123,6 +131,14 @@ impl ScheduleActor {
     /// Reports its life on an admin's board instead of one of its own.
     pub fn with_life(self, life: ActorLife) -> Self {
         ScheduleActor { life, ..self }
+    }
+
+    /// Skips passes while `lease` says this admin's beats stalled.
+    pub fn with_lease(self, lease: Arc<Lease>) -> Self {
+        ScheduleActor {
+            lease: Some(lease),
+            ..self
+        }
     }
 
     fn schedule_next(&mut self, ctx: &mut Context<Self>, delay: Duration) {
@@ -133,6 +149,21 @@ impl ScheduleActor {
 
     fn pass(&mut self, ctx: &mut Context<Self>) {
         if self.stopped {
+            return;
+        }
+        let stale = self.lease.as_ref().is_some_and(|l| l.stale(now_ms()));
+        if stale != self.waiting_for_beat {
+            self.waiting_for_beat = stale;
+            match stale {
+                true => log::warn!(
+                    "admin node {}: its heartbeat has not landed for more than {FENCE_AFTER_MS} ms: no fire times claimed until one does (other admins may take over what it claims)",
+                    self.node
+                ),
+                false => log::info!("admin node {}: heartbeat landed, claiming again", self.node),
+            }
+        }
+        if stale {
+            self.schedule_next(ctx, Duration::from_millis(wait_for_pass(now_ms())));
             return;
         }
         let store = self.store.clone();
@@ -176,7 +207,7 @@ impl ScheduleActor {
                     act.metrics.preread(pass.read, took.as_secs_f64());
                     let full =
                         pass.read as i64 >= act.batch || pass.taken_over as i64 >= TAKEOVER_BATCH;
-                    act.deliver(pass.fires);
+                    act.deliver(pass.fires, ctx);
                     let wait = if full {
                         Duration::ZERO
                     } else {
@@ -200,10 +231,26 @@ impl ScheduleActor {
         );
     }
 
-    fn deliver(&self, fires: Vec<Fire>) {
+    fn deliver(&self, fires: Vec<Fire>, ctx: &mut Context<Self>) {
         let now = now_ms();
         let (due, later): (Vec<Fire>, Vec<Fire>) =
             fires.into_iter().partition(|f| f.fire_time <= now);
+        // a taken-over fire that is sent again (its run row exists) keeps its row: the ring
+        // holds bare fire times, so these wait here for their time instead
+        let (resends, later): (Vec<Fire>, Vec<Fire>) =
+            later.into_iter().partition(|f| f.resend.is_some());
+        for f in resends {
+            let wait = Duration::from_millis((f.fire_time - now).max(0) as u64);
+            ctx.run_later(wait, move |act, _| {
+                act.dispatcher.do_send(TriggerBatch {
+                    triggers: vec![Trigger {
+                        resend: f.resend,
+                        ..Trigger::new(f.job_id, f.trigger_type, f.fire_time)
+                    }],
+                    ahead: false,
+                });
+            });
+        }
         if !due.is_empty() {
             self.dispatcher.do_send(TriggerBatch {
                 triggers: due

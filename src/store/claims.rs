@@ -209,19 +209,12 @@ impl Store {
             .map(drop)
     }
 
-    /// Gives up claimed fire times this admin could not dispatch (their trigger failed, the
-    /// database being down): with no owner, the next pass of any live admin takes them over
-    /// under the misfire rules.
-    pub async fn hand_back_claims(&self, keys: &[ClaimKey]) -> StoreResult<()> {
-        self.on_claims("UPDATE fire_claim SET owner = ''", keys, None)
-            .await
-            .map(drop)
-    }
-
     /// Gives up those of `keys` that `owner` holds (others' claims of the same fire times stay
     /// theirs): for claims a pass may have committed without learning it did (the commit's
-    /// answer lost), which no live admin would otherwise dispatch or take over. Returns how
-    /// many it held.
+    /// answer lost), and for fire times this admin could not dispatch (their trigger failed,
+    /// the database being down), which no live admin would otherwise dispatch or take over:
+    /// with no owner, the next pass of any live admin takes them over under the misfire rules.
+    /// Returns how many it held.
     pub async fn hand_back_own_claims(&self, owner: &str, keys: &[ClaimKey]) -> StoreResult<u64> {
         self.on_claims("UPDATE fire_claim SET owner = ''", keys, Some(owner))
             .await

@@ -320,6 +320,30 @@ impl Store {
         Ok(done > 0)
     }
 
+    /// Moves a scheduled job's next fire time to `next` where its fire times are still
+    /// `(last, next)` as read (a pass claiming one meanwhile moved them); false otherwise.
+    pub async fn reschedule_job(
+        &self,
+        id: i32,
+        (last, expected_next): (i64, i64),
+        next: i64,
+    ) -> StoreResult<bool> {
+        let sql = self.sql(
+            "UPDATE job_info SET trigger_next_time = ? WHERE id = ? AND trigger_status = ? \
+             AND trigger_last_time = ? AND trigger_next_time = ?",
+        );
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(next)
+            .bind(id)
+            .bind(TRIGGER_STATUS_RUNNING)
+            .bind(last)
+            .bind(expected_next)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done > 0)
+    }
+
     /// Ends a FIX_DELAY job's wait for its run: sets the next fire time if the job is still
     /// scheduled and still waiting; false otherwise (stopped, edited, or already resumed).
     pub async fn resume_after_run(&self, id: i32, next_time: i64) -> StoreResult<bool> {

@@ -162,12 +162,20 @@ backends!(db: start_stop_and_next_fire_time, |db| {
         65_000
     );
 
+    // an edit's new next fire time lands only on the times it read
+    let last = s.get_job(id).await.unwrap().unwrap().trigger_last_time;
+    assert!(!s.reschedule_job(id, (last, 64_000), 80_000).await.unwrap(), "a pass moved them");
+    assert!(s.reschedule_job(id, (last, 65_000), 80_000).await.unwrap());
+    assert!(s.reschedule_job(id, (last, 80_000), 80_000).await.unwrap(), "unchanged is found");
+    assert_eq!(s.get_job(id).await.unwrap().unwrap().trigger_next_time, 80_000);
+
     assert!(s.stop_job(id, 3_000).await.unwrap());
     let got = s.get_job(id).await.unwrap().unwrap();
     assert_eq!(
         (got.trigger_status, got.trigger_next_time),
         (TRIGGER_STATUS_STOPPED, 0)
     );
+    assert!(!s.reschedule_job(id, (got.trigger_last_time, 0), 90_000).await.unwrap(), "stopped");
     // a stopped job's fire time is not moved (FIX_DELAY completion after a stop)
     assert!(!s.set_next_fire_time(id, 70_000).await.unwrap());
     assert!(!s.start_job(id + 100, 1, 1).await.unwrap());

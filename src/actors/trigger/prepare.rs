@@ -45,12 +45,14 @@ pub async fn prepare_batch(env: &TriggerEnv, triggers: Vec<Trigger>, ahead: bool
             let level = env.store.failure_level(log::Level::Error);
             log::log!(level, "{count} trigger(s) failed: cannot prepare them: {e}");
             // their fire times stay claimed by this live admin, which no one takes over:
-            // handed back, they follow the misfire rules at the next pass of any admin
+            // handed back, they follow the misfire rules at the next pass of any admin; only
+            // those still its own (another admin may have taken them over meanwhile)
             if !claims.is_empty() {
                 let what = format!("{} claimed fire time(s) handed back", claims.len());
+                let node_id = env.node_id.clone();
                 until_written(&env.store, what, move |s| {
-                    let claims = claims.clone();
-                    async move { s.hand_back_claims(&claims).await }
+                    let (claims, node_id) = (claims.clone(), node_id.clone());
+                    async move { s.hand_back_own_claims(&node_id, &claims).await.map(drop) }
                 });
             }
             (0..count).map(|_| skipped(e.to_string())).collect()

@@ -355,8 +355,34 @@ pub(super) async fn create(
 /// What an update does to a running job's next fire time.
 enum Reschedule {
     Keep,
-    At(i64),
+    Move,
     Stop,
+}
+
+/// Moves a running job's next fire time to its new schedule: the first time after the
+/// pre-read window and after the last fire time a pass claimed, written only where the fire
+/// times are still those read. A pass that claims one meanwhile moves them: read again, so a
+/// fire time claimed already is never made the next one again.
+async fn move_next_fire_time(store: &Store, job: &JobInfo, tz: Tz, now: i64) -> ApiResult<()> {
+    const TRIES: usize = 5;
+    for _ in 0..TRIES {
+        let Some(current) = store.get_job(job.id).await? else {
+            return Ok(());
+        };
+        if current.trigger_status != TRIGGER_STATUS_RUNNING {
+            return Ok(());
+        }
+        let from = now.max(current.trigger_last_time - PRE_READ_MS);
+        let next = first_fire_time(job, tz, from)?;
+        let times = (current.trigger_last_time, current.trigger_next_time);
+        if store.reschedule_job(job.id, times, next).await? {
+            return Ok(());
+        }
+    }
+    Err(ApiError::Conflict(format!(
+        "job {}: its fire times kept moving while its new schedule was set; try again",
+        job.id
+    )))
 }
 
 #[utoipa::path(
@@ -417,7 +443,11 @@ pub(super) async fn update(
         match job.schedule_type {
             // a running job switched to NONE cannot stay scheduled
             ScheduleType::None => Reschedule::Stop,
-            _ => Reschedule::At(first_fire_time(&job, tz, now)?),
+            _ => {
+                // refused here when the new schedule never fires; the time itself is set below
+                first_fire_time(&job, tz, now)?;
+                Reschedule::Move
+            }
         }
     } else {
         Reschedule::Keep
@@ -442,9 +472,7 @@ pub(super) async fn update(
     }
     match reschedule {
         Reschedule::Keep => {}
-        Reschedule::At(next) => {
-            state.store.set_next_fire_time(id, next).await?;
-        }
+        Reschedule::Move => move_next_fire_time(&state.store, &job, tz, now).await?,
         Reschedule::Stop => {
             state.store.stop_job(id, now).await?;
         }
