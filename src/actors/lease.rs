@@ -55,7 +55,7 @@ impl Lease {
 
     /// Whether this admin's last beat that landed is too old for it to claim fire times at
     /// `now`: the others may take over whatever it claims. The fence above assumes claims are
-    /// made within [`CLAIMED_BEFORE_GAP_MS`] of a beat that landed; a pass that went on while
+    /// made within `CLAIMED_BEFORE_GAP_MS` of a beat that landed; a pass that went on while
     /// only the beats stalled (their own connection slow) would break that.
     pub fn stale(&self, now: i64) -> bool {
         let beat = self.beat.load(Ordering::SeqCst);

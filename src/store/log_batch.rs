@@ -93,7 +93,7 @@ impl Store {
     /// A single INSERT numbers its rows in the order of its VALUES list on every backend, so the
     /// sorted returned ids line up with the input. MySQL returns only the first id; its rows
     /// follow it evenly spaced unless `innodb_autoinc_lock_mode` is 2 (interleaved), in which
-    /// case each row is inserted on its own inside one transaction (see [`mysql_id_step`]).
+    /// case each row is inserted on its own inside one transaction (see `mysql_id_step`).
     pub async fn insert_logs(&self, logs: &[NewRunRow]) -> StoreResult<Vec<i64>> {
         let mut ids = Vec::with_capacity(logs.len());
         for chunk in logs.chunks(CHUNK) {
