@@ -133,7 +133,8 @@ impl Store {
         Ok(group)
     }
 
-    /// One group by app name.
+    /// One group by app name, matched byte for byte (MySQL's default collations would also
+    /// match `PAY-EXEC` for `pay-exec`; see [`Self::find_live_registry_for`]).
     pub async fn get_group_by_app_name(&self, app_name: &str) -> StoreResult<Option<JobGroup>> {
         let sql = self.sql(format!(
             "SELECT {COLUMNS} FROM job_group WHERE app_name = ?"
@@ -142,7 +143,8 @@ impl Store {
             Some(row) => Some(group_from_row(&row)?),
             None => None,
         });
-        Ok(group)
+        // at most one row: its unique index there compares the same way
+        Ok(group.filter(|g| g.app_name == app_name))
     }
 
     /// The groups that have their own access token: `(id, app name, token)`.

@@ -66,15 +66,28 @@ impl Store {
         Ok(())
     }
 
-    /// Removes one registration (graceful executor shutdown); false when there was none.
+    /// Removes one registration (graceful executor shutdown); false when there was none. The key
+    /// must match byte for byte (see [`Self::find_live_registry_for`]).
     pub async fn remove_registry(&self, group: &str, key: &str, value: &str) -> StoreResult<bool> {
-        let sql = self.sql(
-            "DELETE FROM job_registry WHERE registry_group = ? AND registry_key = ? AND registry_value = ?",
+        let find = self.sql(
+            "SELECT id, registry_key FROM job_registry WHERE registry_group = ? AND registry_key = ? \
+             AND registry_value = ?",
         );
-        let done = on_pool!(self, pool => sqlx::query(&sql)
+        let found: Vec<(i64, String)> = on_pool!(self, pool => sqlx::query(&find)
             .bind(group)
             .bind(key)
             .bind(value)
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.long("id")?, r.text("registry_key")?)))
+            .collect::<Result<Vec<_>, sqlx::Error>>()?);
+        let Some((id, _)) = found.into_iter().find(|(_, k)| k == key) else {
+            return Ok(false);
+        };
+        let sql = self.sql("DELETE FROM job_registry WHERE id = ?");
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(id)
             .execute(pool)
             .await?
             .rows_affected());
@@ -108,7 +121,10 @@ impl Store {
         Ok(rows)
     }
 
-    /// Live registrations of one app name, ordered by address.
+    /// Live registrations of one app name, ordered by address. Keys match byte for byte, as on
+    /// PostgreSQL and SQLite: MySQL's default collations ignore case and accents, and an
+    /// executor registering as `PAY-EXEC` with the global token would be listed (and called
+    /// with the group's own token) as group `pay-exec`.
     pub async fn find_live_registry_for(
         &self,
         app_name: &str,
@@ -126,7 +142,10 @@ impl Store {
             .iter()
             .map(registration_from_row)
             .collect::<Result<Vec<_>, _>>()?);
-        Ok(rows)
+        Ok(rows
+            .into_iter()
+            .filter(|r| r.registry_key == app_name)
+            .collect())
     }
 
     /// The live registration of one address, if any (to know which protocol it speaks).

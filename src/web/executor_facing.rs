@@ -71,9 +71,14 @@ struct Caller {
 
 impl Caller {
     /// Whether it may register or remove executors of `app_name`: with that group's own token
-    /// when the group has one, else with the global token.
+    /// when the group has one, else with the global token. A name that differs from such a
+    /// group's only in case needs that group's token too: MySQL's default collations compare
+    /// them equal, where a registration would meet the group's rows.
     fn may_register(&self, app_name: &str) -> bool {
-        match self.tokens.iter().find(|g| g.app_name == app_name) {
+        let folded = app_name.to_lowercase();
+        let group = (self.tokens.iter().find(|g| g.app_name == app_name))
+            .or_else(|| (self.tokens.iter()).find(|g| g.app_name.to_lowercase() == folded));
+        match group {
             Some(group) => self.granted.contains(&group.group_id),
             None => self.global,
         }
@@ -348,7 +353,10 @@ mod tests {
         let global = caller(true, &[]);
         assert!(global.may_register("plain-app"));
         assert!(!global.may_register("own-token-app"));
+        // another case is the same app where MySQL compares names
+        assert!(!global.may_register("OWN-Token-App"));
         let group = caller(false, &[7]);
+        assert!(group.may_register("OWN-TOKEN-APP"));
         assert!(group.may_register("own-token-app"));
         assert!(!group.may_register("plain-app"));
         let scope = group.result_scope();

@@ -124,13 +124,12 @@ impl LoginLimiter {
         }
     }
 
-    /// A login succeeded: its user name and address start afresh.
+    /// A login succeeded: its user name starts afresh from its address. The address's own
+    /// count stays (it runs out with the window): one account of one's own would otherwise
+    /// clear it between every few guesses at others.
     pub fn succeeded(&self, user: &str, address: Option<IpAddr>) {
         let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
         counts.pairs.remove(&Self::pair(user, address));
-        if let Some(a) = address {
-            counts.addresses.remove(&a);
-        }
     }
 }
 
@@ -211,7 +210,7 @@ mod tests {
     }
 
     #[test]
-    fn an_address_trying_many_users_is_limited_and_a_success_clears() {
+    fn an_address_trying_many_users_is_limited_and_a_success_does_not_clear_it() {
         let l = limiter();
         let from = ip("10.0.0.2");
         let t0 = Instant::now();
@@ -220,8 +219,16 @@ mod tests {
         }
         assert!(l.check("fresh", from, t0).is_err());
         assert!(l.check("fresh", ip("10.0.0.3"), t0).is_ok());
-        l.succeeded("fresh", from);
-        assert!(l.check("fresh", from, t0).is_ok());
+        // guesses, a login to one's own account, more guesses: the address is still counted
+        let other = ip("10.0.0.4");
+        for i in 0..7 {
+            l.failed(&format!("user{i}"), other, t0);
+        }
+        assert!(l.check("mine", other, t0).is_ok());
+        l.succeeded("mine", other);
+        l.failed("user9", other, t0);
+        assert!(l.check("user10", other, t0).is_err());
+        assert!(l.check("mine", other, t0 + Duration::from_secs(61)).is_ok());
     }
 
     #[test]

@@ -188,6 +188,7 @@ pub(super) const MESSAGES_ZH: &[(&str, &str)] = &[
     ("job {} is not in the run's executor group ({}) any more", "任务 {0} 已不在本次运行的执行器组（{1}）中"),
     ("job {} routes SHARDING_BROADCAST: a workflow node is one run on one executor; give the job another route", "任务 {0} 的路由策略是 SHARDING_BROADCAST：工作流节点是在一个执行器上的一次运行；请为该任务选择其他路由策略"),
     ("job {} runs a BEAN handler and has no script", "任务 {0} 运行的是 BEAN 处理器，没有脚本"),
+    ("job {}: its fire times kept moving while its new schedule was set; try again", "任务 {0}：设置新调度时其触发时间一直在变化；请重试"),
     ("log {} already has a result (code {}); nothing to kill", "调度日志 {0} 已有执行结果（结果码 {1}）；无需终止"),
     ("log {} did not start on an executor (trigger code {}); nothing to kill", "调度日志 {0} 未在执行器上启动（调度结果码 {1}）；无需终止"),
     ("log {} does not exist", "调度日志 {0} 不存在"),

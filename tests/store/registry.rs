@@ -144,3 +144,34 @@ backends!(db: every_routing_write_is_counted_for_the_cached_routing, |db| {
         .unwrap();
     moved("a clone's beat", s.routing_writes());
 });
+
+backends!(db: app_names_compare_byte_for_byte, |db| {
+    let s = &db.store;
+    let group = s
+        .insert_group(&jobwheel::model::JobGroup {
+            id: 0,
+            app_name: "pay-exec".into(),
+            title: "pay".into(),
+            address_type: jobwheel::model::AddressType::Auto,
+            address_list: vec![],
+            access_token: Some("group-own-token".into()),
+            update_time: 0,
+            max_concurrent_instances: 0,
+            instance_overflow: jobwheel::model::InstanceOverflow::Skip,
+        })
+        .await
+        .unwrap();
+    // another spelling is another app: not the group's, not listed as its executor
+    s.upsert_registry("EXECUTOR", "PAY-EXEC", "http://attacker:9/", "v2", 1_000, &BeatReport::default())
+        .await
+        .unwrap();
+    assert!(s.find_live_registry_for("pay-exec", 0).await.unwrap().is_empty());
+    assert!(s.get_group_by_app_name("PAY-EXEC").await.unwrap().is_none());
+    assert_eq!(s.get_group_by_app_name("pay-exec").await.unwrap().map(|g| g.id), Some(group));
+    // removing under the other spelling leaves the group's own executor registered
+    s.upsert_registry("EXECUTOR", "pay-exec", "http://pay:9/", "v2", 1_000, &BeatReport::default())
+        .await
+        .unwrap();
+    assert!(!s.remove_registry("EXECUTOR", "PAY-EXEC", "http://pay:9/").await.unwrap());
+    assert_eq!(s.find_live_registry_for("pay-exec", 0).await.unwrap().len(), 1);
+});
