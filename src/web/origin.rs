@@ -9,6 +9,7 @@ use actix_web::http::{header, Method};
 use actix_web::middleware::Next;
 use actix_web::web;
 
+use super::api::auth::bearer_token;
 use super::api::error::ApiError;
 use super::AppState;
 
@@ -21,7 +22,9 @@ pub async fn same_origin_writes(
         *req.method(),
         Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
     );
-    if !safe && !req.headers().contains_key(header::AUTHORIZATION) {
+    // only a bearer token exempts a request: with any other `Authorization` (a proxy's Basic
+    // auth, which the browser adds by itself) the session cookie is what authenticates it
+    if !safe && bearer_token(req.headers()).is_none() {
         let public = req
             .app_data::<web::Data<AppState>>()
             .and_then(|s| s.settings.public_url.clone());

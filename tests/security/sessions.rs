@@ -98,6 +98,12 @@ backends!(app: writes_from_another_site_are_refused, |app| {
         )
         .await;
     assert_eq!(res.status, 403);
+    // a proxy's Basic auth, added by the browser itself, does not exempt the session cookie
+    let basic = [("Origin", "http://evil.example"), ("Authorization", "Basic dXNlcjpwYXNz")];
+    let res = api
+        .call_with(Method::POST, "/api/v1/groups", Some(body.clone()), &basic)
+        .await;
+    assert_eq!(res.status, 403, "{}", res.body);
     assert_eq!(
         api.list_groups().await.body.as_array().map(Vec::len),
         Some(0)

@@ -113,14 +113,10 @@ impl FromRequest for Principal {
     }
 }
 
-/// Finds the caller from the bearer token or the session cookie; `Ok(None)` when neither is valid.
-pub(crate) async fn authenticate(
-    state: &AppState,
-    req: &HttpRequest,
-) -> ApiResult<Option<Principal>> {
-    let now = now_ms();
-    let bearer = req
-        .headers()
+/// The bearer token of `Authorization: Bearer …`, if the request carries one; any other
+/// scheme (Basic, which a browser may add by itself behind a proxy) is none.
+pub(crate) fn bearer_token(headers: &header::HeaderMap) -> Option<String> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
@@ -129,8 +125,16 @@ pub(crate) async fn authenticate(
                 .eq_ignore_ascii_case("bearer")
                 .then(|| token.trim().to_string())
         })
-        .filter(|t| !t.is_empty());
-    if let Some(token) = bearer {
+        .filter(|t| !t.is_empty())
+}
+
+/// Finds the caller from the bearer token or the session cookie; `Ok(None)` when neither is valid.
+pub(crate) async fn authenticate(
+    state: &AppState,
+    req: &HttpRequest,
+) -> ApiResult<Option<Principal>> {
+    let now = now_ms();
+    if let Some(token) = bearer_token(req.headers()) {
         let Some(api_token) = state.store.use_api_token(&token_hash(&token), now).await? else {
             return Ok(None);
         };
