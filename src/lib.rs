@@ -27,6 +27,7 @@ pub mod metrics;
 #[cfg(not(feature = "admin"))]
 pub(crate) mod metrics;
 pub mod protocol;
+pub(crate) mod stop_signals;
 
 // the actors of both sides, each side's behind its feature
 #[cfg(feature = "admin")]

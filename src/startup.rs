@@ -31,10 +31,11 @@ use crate::bootstrap::{
     ensure_access_token, ensure_admin_user, ensure_demo, BootstrapError, LOCAL_APP_NAME,
 };
 use crate::config::{AdminSettings, LocalExecutorSettings};
-use crate::executor::{shutdown_signal, Executor};
+use crate::executor::Executor;
 use crate::keep_alive::SERVE_IDLE_FOR;
 use crate::metrics::AdminMetrics;
 use crate::routing::Suspects;
+use crate::stop_signals::StopSignals;
 use crate::store::{ActorStore, Backend, PoolSettings, Store, StoreError};
 use crate::web::login_limit::LoginLimiter;
 use crate::web::{self, AppState};
@@ -70,6 +71,7 @@ pub struct Admin {
     store: Store,
     actors: AdminActors,
     executor: Option<Executor>,
+    signals: StopSignals,
 }
 
 /// Addresses of the admin's actors.
@@ -400,6 +402,8 @@ impl Admin {
         local: Option<&LocalExecutorSettings>,
         monitors: MonitorSettings,
     ) -> Result<Admin, StartupError> {
+        // before the port opens and the actors claim fires: a stop from then on must drain
+        let signals = StopSignals::listen();
         let store = Store::connect(&settings.database_url, &PoolSettings::default()).await?;
         store.migrate().await?;
         log::info!(
@@ -485,6 +489,7 @@ impl Admin {
             store,
             actors,
             executor,
+            signals,
         })
     }
 
@@ -516,9 +521,10 @@ impl Admin {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let handle = self.server.handle();
         let mut join = actix_web::rt::spawn(self.server);
+        let mut signals = self.signals;
         let served = tokio::select! {
             r = &mut join => Some(r),
-            () = shutdown_signal() => {
+            () = signals.received() => {
                 log::info!("signal received; stopping the admin");
                 None
             }

@@ -7,6 +7,7 @@ use actix_web::{web, App, HttpServer};
 
 use super::builder::{Executor, ExecutorError};
 use crate::keep_alive::SERVE_IDLE_FOR;
+use crate::stop_signals::StopSignals;
 
 /// Seconds the server waits for in-flight requests when stopping; executor answers are immediate.
 const HTTP_SHUTDOWN_SECS: u64 = 5;
@@ -17,6 +18,7 @@ pub struct ExecutorServer {
     handle: ServerHandle,
     join: tokio::task::JoinHandle<std::io::Result<()>>,
     executor: Executor,
+    signals: StopSignals,
 }
 
 impl Executor {
@@ -28,6 +30,8 @@ impl Executor {
 
 impl ExecutorServer {
     async fn start(executor: Executor) -> Result<Self, ExecutorError> {
+        // before the port opens: whoever sees it open may stop us, and must stop us gracefully
+        let signals = StopSignals::listen();
         let bind = (executor.bind(), executor.port());
         let listener = TcpListener::bind(bind).map_err(|source| ExecutorError::Io {
             what: format!("cannot listen on {}:{}", bind.0, bind.1),
@@ -77,6 +81,7 @@ impl ExecutorServer {
             handle,
             join,
             executor,
+            signals,
         })
     }
 
@@ -98,9 +103,10 @@ impl ExecutorServer {
     /// Serves until SIGINT/SIGTERM (or [`ServerHandle::stop`]), then shuts the executor down gracefully.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let mut join = self.join;
+        let mut signals = self.signals;
         let served = tokio::select! {
             r = &mut join => r,
-            () = shutdown_signal() => {
+            () = signals.received() => {
                 log::info!("signal received; stopping executor {}", self.executor.app_name());
                 // refuse triggers before the port closes, so none is acknowledged and then lost
                 self.executor.stop_accepting().await;
@@ -130,24 +136,5 @@ impl ExecutorServer {
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C); for apps that mount the executor and shut down themselves.
 pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(e) => {
-                log::warn!("cannot listen for SIGTERM ({e}); only Ctrl-C stops the executor");
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
+    StopSignals::listen().received().await
 }
