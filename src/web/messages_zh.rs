@@ -306,6 +306,7 @@ pub(super) const MESSAGES_ZH: &[(&str, &str)] = &[
     ("workflow run {} has no node '{}'", "工作流运行 {0} 没有节点 '{1}'"),
     ("workflow {} does not exist", "工作流 {0} 不存在"),
     ("workflow {} has {} queued or running run(s): cancel them first", "工作流 {0} 有 {1} 个排队中或运行中的运行：请先取消它们"),
+    ("workflow {} has {} run(s) running (maxConcurrentRuns {}): reopen run {} when one ends", "工作流 {0} 已有 {1} 个运行在运行中（maxConcurrentRuns {2}）：请在其中一个结束后再重新打开运行 {3}"),
     ("wrong username or password", "用户名或密码错误"),
     ("you cannot delete yourself", "不能删除自己"),
     ("{} (a key) contains a NUL character (\\u0000) at character {}, which the database cannot store", "{0}（键名）在第 {1} 个字符处含有 NUL 字符（\\u0000），数据库无法保存"),

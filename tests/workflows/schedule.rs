@@ -1,6 +1,6 @@
 //! Scheduled workflows: a CRON workflow whose runs outlast its period never has more running
 //! than `maxConcurrentRuns` (the skipped fires recorded with why), QUEUE runs them one after
-//! the other, and a stopped schedule fires no more.
+//! the other, a stopped schedule fires no more, and reopening a run counts against the limit.
 
 use std::time::Duration;
 
@@ -137,5 +137,35 @@ backends!(app: a_fire_never_overtakes_the_queue, |admin| {
     let (_, third) = fire().await;
     assert_eq!(third, "QUEUED");
     assert_eq!(run_of(admin, waiting).await["state"], "RUNNING");
+    worker.stop().await;
+});
+
+backends!(app: a_retry_counts_against_max_concurrent_runs, |admin| {
+    let worker = Worker::start(admin, "wf-reopen", &["step"]).await;
+    let (group, jobs) = group_with_jobs(admin, "wf-reopen", &["step"]).await;
+    let wf = create_workflow(admin, json!({
+        "name": "one at a time", "jobGroup": group, "maxConcurrentRuns": 1,
+        "nodes": [job_node("step", &jobs)], "edges": [],
+    })).await;
+    worker.plan("step", Plan { fail: Some("boom".into()), ..Plan::default() });
+    let failed = trigger(admin, wf, "").await;
+    assert_eq!(wait_ended(admin, failed).await["state"], "FAILED");
+    worker.plan("step", Plan { sleep_ms: 3_000, ..Plan::default() });
+    let running = trigger(admin, wf, "").await;
+    wait_node(admin, running, "step", "RUNNING").await;
+    // reopening the failed run now would make two runs at once
+    for action in ["retry", "nodes/step/mark-success"] {
+        let path = format!("/api/v1/workflow-runs/{failed}/{action}");
+        let res = admin.api.request("POST", &path, None).await;
+        assert_eq!(res.status, 409, "{action}: {}", res.body);
+        let message = res.body["error"].as_str().unwrap_or_default();
+        assert!(message.contains("maxConcurrentRuns 1"), "{action}: {message}");
+    }
+    assert_eq!(run_of(admin, failed).await["state"], "FAILED");
+    assert_eq!(wait_ended(admin, running).await["state"], "SUCCEEDED");
+    // once the other has ended, the retry is taken
+    let res = admin.api.request("POST", &format!("/api/v1/workflow-runs/{failed}/retry"), None).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(wait_ended(admin, failed).await["state"], "SUCCEEDED");
     worker.stop().await;
 });

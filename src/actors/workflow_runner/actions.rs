@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::start::{cancel_in_tx, deadline};
 use super::{ActionError, Moved, RunAction};
-use crate::model::{NodeKind, NodeRun, NodeState, RunState};
+use crate::model::{NodeKind, NodeRun, NodeState, OverlapPolicy, RunState};
 use crate::store::{Store, StoreResult};
 use crate::workflow::semantics::descendants;
 
@@ -37,8 +37,29 @@ pub(super) async fn act(
             run.id, run.state
         )))
     };
-    let result = match action {
-        RunAction::Cancel => {
+    // reopening an ended run starts it again: it counts against maxConcurrentRuns as a fire does
+    let reopens = match action {
+        RunAction::Retry => run.state.ended(),
+        RunAction::MarkSuccess(_) => run.state == RunState::Failed,
+        _ => false,
+    };
+    let full = match &workflow {
+        Some(w) if reopens && w.overlap_policy != OverlapPolicy::Allow => {
+            let running = (tx.open_runs(w.id).await?.iter())
+                .filter(|r| r.state == RunState::Running && r.id != run_id)
+                .count();
+            (running >= w.max_concurrent_runs.max(1) as usize).then(|| {
+                format!(
+                    "workflow {} has {running} run(s) running (maxConcurrentRuns {}): reopen run {run_id} when one ends",
+                    w.id, w.max_concurrent_runs
+                )
+            })
+        }
+        _ => None,
+    };
+    let result = match (action, full) {
+        (_, Some(why)) => Err(ActionError::Conflict(why)),
+        (RunAction::Cancel, None) => {
             if run.state.ended() {
                 conflict("only a queued or running run can be cancelled", &run)
             } else {
@@ -47,7 +68,7 @@ pub(super) async fn act(
                 Ok(())
             }
         }
-        RunAction::Pause | RunAction::Resume => {
+        (RunAction::Pause | RunAction::Resume, None) => {
             let pause = matches!(action, RunAction::Pause);
             if run.state != RunState::Running {
                 conflict("only a running run can be paused or resumed", &run)
@@ -67,7 +88,7 @@ pub(super) async fn act(
                 Ok(())
             }
         }
-        RunAction::Retry => {
+        (RunAction::Retry, None) => {
             if !matches!(
                 run.state,
                 RunState::Failed | RunState::Cancelled | RunState::TimedOut
@@ -100,10 +121,10 @@ pub(super) async fn act(
                 Ok(())
             }
         }
-        RunAction::MarkSuccess(_) if !matches!(run.state, RunState::Running | RunState::Failed) => {
+        (RunAction::MarkSuccess(_), None) if !matches!(run.state, RunState::Running | RunState::Failed) => {
             conflict("a node can be marked succeeded in a RUNNING or FAILED run (retry a cancelled or timed-out one)", &run)
         }
-        RunAction::MarkSuccess(key) => {
+        (RunAction::MarkSuccess(key), None) => {
             let mut nodes = node_map(tx.nodes(run_id).await?);
             match nodes.get_mut(key) {
                 None => Err(ActionError::NoNode(key.clone())),

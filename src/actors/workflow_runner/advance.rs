@@ -163,16 +163,16 @@ pub(super) async fn advance_batch(
         });
     }
 
-    // a resent call carries the parameter its run row was written with, not one made anew from
-    // a context that moved on since
+    // a resent call carries the parameter its run row was written with
     let resent: Vec<i64> = (moved.fires.iter())
         .filter_map(|t| Some(t.resend.as_ref()?.log_id))
         .collect();
     if !resent.is_empty() {
         let params = tx.log_params(&resent).await?;
         for t in &mut moved.fires {
-            if let Some(param) = t.resend.as_ref().and_then(|r| params.get(&r.log_id)) {
-                t.executor_param = Some(param.clone());
+            if let Some(resend) = &t.resend {
+                let param = params.get(&resend.log_id).cloned().unwrap_or_default();
+                t.executor_param = Some(param);
             }
         }
     }
@@ -395,7 +395,7 @@ fn collect_results(
             moved.look_at.push((run.id, at));
             continue;
         }
-        let mut fire = match node_fire(run, def, node, look.jobs) {
+        let mut fire = match resend_fire(run, def, node, look.jobs) {
             Ok(fire) => fire,
             Err(why) => {
                 // left RUNNING, it would wait for a call that never goes out
@@ -432,9 +432,10 @@ fn collect_results(
     }
 }
 
-/// The trigger that fires `node`'s current attempt (its run row exists), with its parameter;
-/// or why it cannot be had.
-fn node_fire(
+/// The trigger that sends `node`'s current attempt again (its run row exists), or why it cannot
+/// be had. Its parameter is the one its run row was written with, filled in by the batch: made
+/// anew, it could differ (the context moved on) or fail where the stored one is fine.
+fn resend_fire(
     run: &WorkflowRun,
     def: &Definition,
     node: &NodeRun,
@@ -444,13 +445,7 @@ fn node_fire(
         .node(&node.node_key)
         .ok_or("the run's definition has no such node")?;
     let job = job_of_run(run, node_def, jobs)?;
-    let param = match node_def.params.as_deref() {
-        Some(p) => substitute(p, &run.context, &run.params, EXECUTOR_PARAM_MAX)
-            .map_err(|why| format!("params: {why}"))?,
-        None => job.executor_param.clone(),
-    };
     let mut t = Trigger::new(job.id, TriggerType::Workflow, 0);
-    t.executor_param = Some(param);
     t.fail_retry_count = Some(0);
     t.node = Some(NodeFire {
         log_id: node.log_id,

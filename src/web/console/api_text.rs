@@ -71,7 +71,7 @@ pub(super) const TEXTS_ZH: &[(&str, &str)] = &[
     ("Only this workflow's runs.", "只看此工作流的运行。"),
     ("Pause a running run: no node starts until it is resumed (running nodes finish)", "暂停进行中的运行：恢复之前不再启动任何节点（运行中的节点照常完成）"),
     ("Resume a paused run", "继续已暂停的运行"),
-    ("Retry a FAILED, CANCELLED or TIMED_OUT run: its failed and cancelled nodes and what follows them run again, the succeeded ones stay", "重试 FAILED、CANCELLED 或 TIMED_OUT 的运行：失败和已取消的节点及其后续节点重新运行，已成功的节点保持不变"),
+    ("Retry a FAILED, CANCELLED or TIMED_OUT run: its failed and cancelled nodes and what follows them run again, the succeeded ones stay (409 while maxConcurrentRuns runs are running)", "重试 FAILED、CANCELLED 或 TIMED_OUT 的运行：失败和已取消的节点及其后续节点重新运行，已成功的节点保持不变（运行中的运行达到 maxConcurrentRuns 时返回 409）"),
     ("Revoke an API token (one's own, or anyone's for an administrator)", "吊销 API 令牌（自己的；管理员可吊销任何人的）"),
     ("Revoked", "已吊销"),
     ("Run a job once now (an empty body is allowed)", "立即执行一次任务（请求体可为空）"),

@@ -482,7 +482,7 @@ run_action!(
 run_action!(
     retry,
     "/workflow-runs/{id}/retry",
-    "Retry a FAILED, CANCELLED or TIMED_OUT run: its failed and cancelled nodes and what follows them run again, the succeeded ones stay",
+    "Retry a FAILED, CANCELLED or TIMED_OUT run: its failed and cancelled nodes and what follows them run again, the succeeded ones stay (409 while maxConcurrentRuns runs are running)",
     RunAction::Retry,
     "workflow_run.retry"
 );
