@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use super::dialect::{mysql_id_step, stepped_ids};
 use super::logs::{ids_from_rows, LogResultRow};
-use super::{kept, on_pool, placeholders, retry_on_deadlock, Db, Store, StoreResult};
+use super::{kept, on_pool, padded_ids, placeholders, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{
     alarm_status, needs_storable, storable_text, NewRunRow, TriggerOutcome, MESSAGE_MAX_CHARS,
 };
@@ -346,10 +346,11 @@ impl Store {
     ) -> StoreResult<Vec<i64>> {
         const SET: &str = "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
                            alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END";
+        // the ids padded to a few list lengths: every form of the statement stays prepared
+        let ids = &padded_ids(ids)[..];
         macro_rules! set {
             ($sql:expr) => {
                 sqlx::query($sql)
-                    .persistent(kept(ids.len()))
                     .bind(result.code)
                     .bind(result.msg)
                     .bind(result.now)
@@ -385,11 +386,12 @@ impl Store {
                     "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({list}) {lock}"
                 );
                 let mut tx = pool.begin().await?;
-                let select = ids_with(sqlx::query(&select).persistent(kept(ids.len())), ids);
+                let select = ids_with(sqlx::query(&select), ids);
                 let open = ids_from_rows(&select.fetch_all(&mut *tx).await?)?;
                 if !open.is_empty() {
-                    let sql = format!("{SET} WHERE id IN ({})", placeholders(open.len()));
-                    ids_with(set!(&sql), &open).execute(&mut *tx).await?;
+                    let locked = padded_ids(&open);
+                    let sql = format!("{SET} WHERE id IN ({})", placeholders(locked.len()));
+                    ids_with(set!(&sql), &locked).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
                 Ok(open)

@@ -574,6 +574,33 @@ pub(crate) fn kept(n: usize) -> bool {
 /// growing ones, about 20 statements × [`KEPT_UP_TO`] sizes.
 const STATEMENT_CACHE: usize = 200;
 
+/// The ids of an `IN (...)` list padded to the next power of two by repeating the last (the
+/// same rows match): a list of any length is one of a few statements, each kept prepared (a
+/// workflow move's reads, of a few to fifty runs, were parsed anew at almost every move).
+pub(crate) fn padded_ids<T: Copy>(ids: &[T]) -> Vec<T> {
+    let mut padded = ids.to_vec();
+    if let Some(&last) = ids.last() {
+        padded.resize(ids.len().next_power_of_two(), last);
+    }
+    padded
+}
+
+/// `items` in chunks of power-of-two lengths, largest first, none over `max` (a power of two):
+/// a write of any number of rows is a few statements, each kept prepared.
+pub(crate) fn pow2_chunks<T>(items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        let n = rest.len().min(max);
+        if n == 0 {
+            return None;
+        }
+        let size = 1 << (usize::BITS - 1 - n.leading_zeros());
+        let (head, tail) = rest.split_at(size);
+        rest = tail;
+        Some(head)
+    })
+}
+
 /// `?, ?, ?` with `n` placeholders, for `IN (...)` lists.
 pub(crate) fn placeholders(n: usize) -> String {
     let mut s = String::with_capacity(n * 3);
@@ -631,6 +658,29 @@ pub(crate) fn duplicate_as(err: sqlx::Error, what: impl FnOnce() -> String) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_lists_are_padded_to_a_few_sizes_with_the_same_ids() {
+        assert_eq!(padded_ids::<i64>(&[]), Vec::<i64>::new());
+        assert_eq!(padded_ids(&[7]), [7]);
+        assert_eq!(padded_ids(&[1, 2, 3]), [1, 2, 3, 3]);
+        let sizes: std::collections::BTreeSet<usize> =
+            (1..=800).map(|n| padded_ids(&vec![1; n]).len()).collect();
+        assert_eq!(sizes.len(), 11, "{sizes:?}");
+        assert!(padded_ids(&[5, 9, 2, 4, 8])
+            .iter()
+            .all(|i| [5, 9, 2, 4, 8].contains(i)));
+    }
+
+    #[test]
+    fn writes_are_split_into_power_of_two_chunks_in_order() {
+        let items: Vec<u32> = (0..77).collect();
+        let sizes: Vec<usize> = pow2_chunks(&items, 32).map(<[u32]>::len).collect();
+        assert_eq!(sizes, [32, 32, 8, 4, 1]);
+        let joined: Vec<u32> = pow2_chunks(&items, 32).flatten().copied().collect();
+        assert_eq!(joined, items);
+        assert_eq!(pow2_chunks::<u32>(&[], 32).count(), 0);
+    }
 
     #[cfg(unix)]
     #[actix_rt::test]

@@ -10,7 +10,7 @@ use super::rows::{bind_params, Param, RowExt};
 use super::schedule::{on_tx, Tx};
 use super::workflow_runs::{join_log_ids, node_from_row, run_from_row, NODE_COLUMNS, RUN_COLUMNS};
 use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
-use super::{kept, placeholders, Db, Store, StoreResult};
+use super::{padded_ids, placeholders, pow2_chunks, Db, Store, StoreResult};
 use crate::model::{
     storable_text, JobInfo, NewRunRow, NodeRun, RunState, Workflow, WorkflowRun, MESSAGE_MAX_CHARS,
     TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
@@ -84,9 +84,13 @@ pub struct RunTx {
 
 /// Rows per statement of the bulk reads (bound parameters stay far below every backend's limit).
 const BULK_CHUNK: usize = 800;
+/// Rows per statement of a move's writes (16 or 17 parameters each), split in powers of two so
+/// every statement is one of six, kept prepared.
+const ROWS_PER_WRITE: usize = 32;
 
-/// Runs written by one statement of [`RunTx::save_runs`] (17 parameters each).
-const RUNS_SAVED_AT_ONCE: usize = 50;
+/// Runs written by one statement of [`RunTx::save_runs`] (17 parameters each), in powers of two
+/// as [`ROWS_PER_WRITE`].
+const RUNS_SAVED_AT_ONCE: usize = 32;
 
 impl Store {
     /// Opens a [`RunTx`] (on SQLite it takes the write lock at once, so two writers never
@@ -247,15 +251,16 @@ impl RunTx {
     /// How the run rows `ids` stand.
     pub async fn node_logs(&mut self, ids: &[i64]) -> StoreResult<HashMap<i64, NodeLog>> {
         let mut found = HashMap::new();
-        for chunk in ids.chunks(500) {
+        for chunk in ids.chunks(512) {
+            let padded = padded_ids(chunk);
             let sql = format!(
                 "SELECT l.id AS id, l.trigger_code AS trigger_code, l.handle_code AS handle_code, \
                  COALESCE(o.body, l.handle_msg) AS handle_msg, l.trigger_msg AS trigger_msg, \
                  l.trigger_time AS trigger_time, l.handle_time AS handle_time \
                  FROM job_log l LEFT JOIN workflow_output o ON o.log_id = l.id WHERE l.id IN ({})",
-                placeholders(chunk.len())
+                placeholders(padded.len())
             );
-            let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
+            let params: Vec<Param> = padded.iter().map(|i| Param::Long(*i)).collect();
             let rows = on_tx!(self, &sql, |tx, stmt| bind_params!(
                 sqlx::query(stmt),
                 params
@@ -365,7 +370,7 @@ impl RunTx {
             ("deadline", |r| Param::Long(r.deadline)),
             ("alarm_status", |r| Param::Int(r.alarm_status)),
         ];
-        for chunk in runs.chunks(RUNS_SAVED_AT_ONCE) {
+        for chunk in pow2_chunks(runs, RUNS_SAVED_AT_ONCE) {
             let mut params: Vec<Param> = Vec::with_capacity(chunk.len() * 17 + 1);
             let mut sets: Vec<String> = Vec::with_capacity(fields.len() + 1);
             for (column, value) in fields {
@@ -387,7 +392,7 @@ impl RunTx {
                 placeholders(chunk.len())
             );
             on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt).persistent(kept(chunk.len())),
+                sqlx::query(stmt),
                 params
             )
             .execute(&mut **tx)
@@ -455,14 +460,15 @@ impl RunTx {
         ids.dedup();
         let mut runs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BULK_CHUNK) {
+            let padded = padded_ids(chunk);
             let sql = format!(
                 "SELECT {RUN_COLUMNS} FROM workflow_run WHERE state = 'RUNNING' AND id IN ({}) \
                  ORDER BY id{lock}",
-                placeholders(chunk.len())
+                placeholders(padded.len())
             );
-            let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
+            let params: Vec<Param> = padded.iter().map(|i| Param::Long(*i)).collect();
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt).persistent(kept(chunk.len())),
+                sqlx::query(stmt),
                 params
             )
             .fetch_all(&mut **tx)
@@ -480,13 +486,14 @@ impl RunTx {
     pub async fn jobs(&mut self, ids: &[i32]) -> StoreResult<Vec<JobInfo>> {
         let mut jobs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BULK_CHUNK) {
+            let padded = padded_ids(chunk);
             let sql = format!(
                 "SELECT {JOB_COLUMNS} FROM job_info WHERE id IN ({})",
-                placeholders(chunk.len())
+                placeholders(padded.len())
             );
-            let params: Vec<Param> = chunk.iter().map(|i| Param::Int(*i)).collect();
+            let params: Vec<Param> = padded.iter().map(|i| Param::Int(*i)).collect();
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt).persistent(kept(chunk.len())),
+                sqlx::query(stmt),
                 params
             )
             .fetch_all(&mut **tx)
@@ -503,13 +510,14 @@ impl RunTx {
     pub async fn nodes_of(&mut self, run_ids: &[i64]) -> StoreResult<Vec<NodeRun>> {
         let mut nodes = Vec::new();
         for chunk in run_ids.chunks(BULK_CHUNK) {
+            let padded = padded_ids(chunk);
             let sql = format!(
                 "SELECT {NODE_COLUMNS} FROM workflow_node WHERE run_id IN ({})",
-                placeholders(chunk.len())
+                placeholders(padded.len())
             );
-            let params: Vec<Param> = chunk.iter().map(|i| Param::Long(*i)).collect();
+            let params: Vec<Param> = padded.iter().map(|i| Param::Long(*i)).collect();
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt).persistent(kept(chunk.len())),
+                sqlx::query(stmt),
                 params
             )
             .fetch_all(&mut **tx)
@@ -553,13 +561,13 @@ impl RunTx {
                 SET.map(|c| format!("{c} = excluded.{c}")).join(", ")
             ),
         };
-        for chunk in nodes.chunks(BULK_CHUNK / 16) {
+        for chunk in pow2_chunks(nodes, ROWS_PER_WRITE) {
             let sql = format!(
                 "INSERT INTO workflow_node ({COLUMNS}) VALUES {} {upsert}",
                 vec![ROW; chunk.len()].join(", ")
             );
             on_tx!(self, &sql, |tx, stmt| {
-                let mut q = sqlx::query(stmt).persistent(kept(chunk.len()));
+                let mut q = sqlx::query(stmt);
                 for n in chunk {
                     q = q
                         .bind(n.id)
@@ -618,21 +626,19 @@ impl RunTx {
             }};
         }
         let mut ids = Vec::with_capacity(rows.len());
-        for chunk in rows.chunks(BULK_CHUNK / 16) {
+        for chunk in pow2_chunks(rows, ROWS_PER_WRITE) {
             let values = vec![ROW; chunk.len()].join(", ");
             let returning = format!("{HEAD}{values} RETURNING CAST(id AS BIGINT) AS id");
             let mut chunk_ids: Vec<i64> = match &mut self.tx {
-                Tx::Sqlite(tx) => {
-                    bind_rows!(sqlx::query(&returning).persistent(kept(chunk.len())), chunk)
-                        .fetch_all(&mut **tx)
-                        .await?
-                        .iter()
-                        .map(|r| r.long("id"))
-                        .collect::<Result<_, _>>()?
-                }
+                Tx::Sqlite(tx) => bind_rows!(sqlx::query(&returning), chunk)
+                    .fetch_all(&mut **tx)
+                    .await?
+                    .iter()
+                    .map(|r| r.long("id"))
+                    .collect::<Result<_, _>>()?,
                 Tx::Postgres(tx) => {
                     let sql = super::numbered_placeholders(&returning);
-                    bind_rows!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
+                    bind_rows!(sqlx::query(&sql), chunk)
                         .fetch_all(&mut **tx)
                         .await?
                         .iter()
@@ -644,10 +650,9 @@ impl RunTx {
                     // mode interleaves them: then each row on its own
                     if let Some(step) = mysql_id_step(tx).await? {
                         let sql = format!("{HEAD}{values}");
-                        let done =
-                            bind_rows!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
-                                .execute(&mut **tx)
-                                .await?;
+                        let done = bind_rows!(sqlx::query(&sql), chunk)
+                            .execute(&mut **tx)
+                            .await?;
                         stepped_ids(done.last_insert_id() as i64, chunk.len(), step)
                     } else {
                         let sql = format!("{HEAD}{ROW}");
