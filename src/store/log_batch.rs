@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use super::dialect::{mysql_id_step, stepped_ids};
 use super::logs::{ids_from_rows, LogResultRow};
-use super::{kept, on_pool, padded_ids, placeholders, retry_on_deadlock, Db, Store, StoreResult};
+use super::{kept, on_pool, placeholders, pow2_padded, retry_on_deadlock, Db, Store, StoreResult};
 use crate::model::{
     alarm_status, needs_storable, storable_text, NewRunRow, TriggerOutcome, MESSAGE_MAX_CHARS,
 };
@@ -196,17 +196,20 @@ impl Store {
     /// Writes one chunk of outcomes; returns how many log rows it updated.
     async fn set_outcome_chunk(&self, chunk: &[&(i64, TriggerOutcome)]) -> StoreResult<u64> {
         const ROW: &str = "(?, ?, ?, ?)";
+        // padded to a power of two with the last row again (it matches the same row with the
+        // same values): every length of the statement stays prepared
+        let chunk = &pow2_padded(chunk)[..];
         let done = match &self.db {
             Db::Sqlite(pool) => {
                 let sql = outcome_update_from_values(&repeated(ROW, chunk.len()));
-                bind_outcomes!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
+                bind_outcomes!(sqlx::query(&sql), chunk)
                     .execute(pool)
                     .await?
                     .rows_affected()
             }
             Db::Postgres(pool) => {
                 let sql = self.sql(outcome_update_from_values(&repeated(ROW, chunk.len())));
-                bind_outcomes!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
+                bind_outcomes!(sqlx::query(&sql), chunk)
                     .execute(pool)
                     .await?
                     .rows_affected()
@@ -225,7 +228,7 @@ impl Store {
                      WHERE (l.trigger_code <> 200 OR v.c = 200)"
                 );
                 // rows matched, not only changed: sqlx connects with CLIENT_FOUND_ROWS
-                bind_outcomes!(sqlx::query(&sql).persistent(kept(chunk.len())), chunk)
+                bind_outcomes!(sqlx::query(&sql), chunk)
                     .execute(pool)
                     .await?
                     .rows_affected()
@@ -347,7 +350,7 @@ impl Store {
         const SET: &str = "UPDATE job_log SET handle_code = ?, handle_msg = ?, handle_time = ?, \
                            alarm_status = CASE WHEN ? = 200 THEN ? ELSE alarm_status END";
         // the ids padded to a few list lengths: every form of the statement stays prepared
-        let ids = &padded_ids(ids)[..];
+        let ids = &pow2_padded(ids)[..];
         macro_rules! set {
             ($sql:expr) => {
                 sqlx::query($sql)
@@ -389,7 +392,7 @@ impl Store {
                 let select = ids_with(sqlx::query(&select), ids);
                 let open = ids_from_rows(&select.fetch_all(&mut *tx).await?)?;
                 if !open.is_empty() {
-                    let locked = padded_ids(&open);
+                    let locked = pow2_padded(&open);
                     let sql = format!("{SET} WHERE id IN ({})", placeholders(locked.len()));
                     ids_with(set!(&sql), &locked).execute(&mut *tx).await?;
                 }

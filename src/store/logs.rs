@@ -5,7 +5,7 @@ use std::str::FromStr;
 use super::dialect::log_counts;
 use super::jobs::{child_job_ids_of, parse_column};
 use super::rows::{bind_params, Filter, Param, RowExt};
-use super::{kept, on_pool, padded_ids, placeholders, Store, StoreError, StoreResult};
+use super::{kept, on_pool, placeholders, pow2_padded, Store, StoreError, StoreResult};
 use crate::model::{
     Admission, JobFollowUps, JobSchedule, LogCounts, NewRunRow, ResultLog, RunRow, TriggerType,
 };
@@ -269,7 +269,7 @@ impl Store {
     pub async fn get_result_logs(&self, ids: &[i64]) -> StoreResult<Vec<ResultLog>> {
         let mut logs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(RESULT_LOGS_CHUNK) {
-            let padded = padded_ids(chunk);
+            let padded = pow2_padded(chunk);
             let sql = self.sql(format!(
                 "SELECT l.id AS id, l.job_id AS job_id, l.job_group AS job_group, l.handle_code AS handle_code, \
                  l.trigger_type AS trigger_type, l.wf_run_id AS wf_run_id, j.id AS j_id, j.schedule_type AS schedule_type, \

@@ -570,17 +570,19 @@ pub(crate) fn kept(n: usize) -> bool {
     n <= KEPT_UP_TO
 }
 
-/// Prepared statements each connection keeps: the fixed ones and the small-batch forms of the
-/// growing ones, about 20 statements × [`KEPT_UP_TO`] sizes.
+/// Prepared statements each connection keeps: the fixed ones, the small-batch forms of the
+/// growing ones (about 20 statements × [`KEPT_UP_TO`] sizes) and the power-of-two forms of the
+/// workflow moves' and results' statements (about 10 × 11).
 const STATEMENT_CACHE: usize = 200;
 
-/// The ids of an `IN (...)` list padded to the next power of two by repeating the last (the
-/// same rows match): a list of any length is one of a few statements, each kept prepared (a
-/// workflow move's reads, of a few to fifty runs, were parsed anew at almost every move).
-pub(crate) fn padded_ids<T: Copy>(ids: &[T]) -> Vec<T> {
-    let mut padded = ids.to_vec();
-    if let Some(&last) = ids.last() {
-        padded.resize(ids.len().next_power_of_two(), last);
+/// An `IN (...)` list's ids (or an update's rows) padded to the next power of two by repeating
+/// the last (the same rows match): a list of any length is one of a few statements, each kept
+/// prepared (a workflow move's reads, of a few to fifty runs, were parsed anew at almost every
+/// move).
+pub(crate) fn pow2_padded<T: Copy>(items: &[T]) -> Vec<T> {
+    let mut padded = items.to_vec();
+    if let Some(&last) = items.last() {
+        padded.resize(items.len().next_power_of_two(), last);
     }
     padded
 }
@@ -661,13 +663,13 @@ mod tests {
 
     #[test]
     fn in_lists_are_padded_to_a_few_sizes_with_the_same_ids() {
-        assert_eq!(padded_ids::<i64>(&[]), Vec::<i64>::new());
-        assert_eq!(padded_ids(&[7]), [7]);
-        assert_eq!(padded_ids(&[1, 2, 3]), [1, 2, 3, 3]);
+        assert_eq!(pow2_padded::<i64>(&[]), Vec::<i64>::new());
+        assert_eq!(pow2_padded(&[7]), [7]);
+        assert_eq!(pow2_padded(&[1, 2, 3]), [1, 2, 3, 3]);
         let sizes: std::collections::BTreeSet<usize> =
-            (1..=800).map(|n| padded_ids(&vec![1; n]).len()).collect();
+            (1..=800).map(|n| pow2_padded(&vec![1; n]).len()).collect();
         assert_eq!(sizes.len(), 11, "{sizes:?}");
-        assert!(padded_ids(&[5, 9, 2, 4, 8])
+        assert!(pow2_padded(&[5, 9, 2, 4, 8])
             .iter()
             .all(|i| [5, 9, 2, 4, 8].contains(i)));
     }

@@ -10,7 +10,7 @@ use super::rows::{bind_params, Param, RowExt};
 use super::schedule::{on_tx, Tx};
 use super::workflow_runs::{join_log_ids, node_from_row, run_from_row, NODE_COLUMNS, RUN_COLUMNS};
 use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
-use super::{padded_ids, placeholders, pow2_chunks, Db, Store, StoreResult};
+use super::{placeholders, pow2_chunks, pow2_padded, Db, Store, StoreResult};
 use crate::model::{
     storable_text, JobInfo, NewRunRow, NodeRun, RunState, Workflow, WorkflowRun, MESSAGE_MAX_CHARS,
     TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
@@ -252,7 +252,7 @@ impl RunTx {
     pub async fn node_logs(&mut self, ids: &[i64]) -> StoreResult<HashMap<i64, NodeLog>> {
         let mut found = HashMap::new();
         for chunk in ids.chunks(512) {
-            let padded = padded_ids(chunk);
+            let padded = pow2_padded(chunk);
             let sql = format!(
                 "SELECT l.id AS id, l.trigger_code AS trigger_code, l.handle_code AS handle_code, \
                  COALESCE(o.body, l.handle_msg) AS handle_msg, l.trigger_msg AS trigger_msg, \
@@ -460,7 +460,7 @@ impl RunTx {
         ids.dedup();
         let mut runs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BULK_CHUNK) {
-            let padded = padded_ids(chunk);
+            let padded = pow2_padded(chunk);
             let sql = format!(
                 "SELECT {RUN_COLUMNS} FROM workflow_run WHERE state = 'RUNNING' AND id IN ({}) \
                  ORDER BY id{lock}",
@@ -486,7 +486,7 @@ impl RunTx {
     pub async fn jobs(&mut self, ids: &[i32]) -> StoreResult<Vec<JobInfo>> {
         let mut jobs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BULK_CHUNK) {
-            let padded = padded_ids(chunk);
+            let padded = pow2_padded(chunk);
             let sql = format!(
                 "SELECT {JOB_COLUMNS} FROM job_info WHERE id IN ({})",
                 placeholders(padded.len())
@@ -510,7 +510,7 @@ impl RunTx {
     pub async fn nodes_of(&mut self, run_ids: &[i64]) -> StoreResult<Vec<NodeRun>> {
         let mut nodes = Vec::new();
         for chunk in run_ids.chunks(BULK_CHUNK) {
-            let padded = padded_ids(chunk);
+            let padded = pow2_padded(chunk);
             let sql = format!(
                 "SELECT {NODE_COLUMNS} FROM workflow_node WHERE run_id IN ({})",
                 placeholders(padded.len())
