@@ -212,7 +212,10 @@ async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
         .with_builtin_handlers()
         .build()
         .map_err(|e| e.to_string())?;
-    let server = executor.serve().await.map_err(|e| e.to_string())?;
+    let server = executor
+        .serve_until_signalled()
+        .await
+        .map_err(|e| e.to_string())?;
     server.run_until_stopped().await.map_err(|e| e.to_string())
 }
 

@@ -402,8 +402,6 @@ impl Admin {
         local: Option<&LocalExecutorSettings>,
         monitors: MonitorSettings,
     ) -> Result<Admin, StartupError> {
-        // before the port opens and the actors claim fires: a stop from then on must drain
-        let signals = StopSignals::listen();
         let store = Store::connect(&settings.database_url, &PoolSettings::default()).await?;
         store.migrate().await?;
         log::info!(
@@ -416,6 +414,9 @@ impl Admin {
             ensure_demo(&store, settings.timezone).await?;
         }
 
+        // before the port opens and the actors claim fires: a stop from then on must drain (not
+        // before the migrations, whose lock may be waited for: a stop then ends the process)
+        let signals = StopSignals::listen();
         let listener = TcpListener::bind(settings.bind).map_err(|source| StartupError::Bind {
             addr: settings.bind.to_string(),
             source,

@@ -18,20 +18,30 @@ pub struct ExecutorServer {
     handle: ServerHandle,
     join: tokio::task::JoinHandle<std::io::Result<()>>,
     executor: Executor,
-    signals: StopSignals,
+    /// Listened for since before the port opened, when the caller asked (the binary).
+    signals: Option<StopSignals>,
 }
 
 impl Executor {
     /// Starts the executor's own HTTP server on its port (0: any free one) and registers it.
     pub async fn serve(&self) -> Result<ExecutorServer, ExecutorError> {
-        ExecutorServer::start(self.clone()).await
+        ExecutorServer::start(self.clone(), None).await
+    }
+
+    /// [`serve`](Self::serve), listening for SIGINT/SIGTERM from before the port opens, for
+    /// [`ExecutorServer::run_until_stopped`]: whoever sees the port open may stop the process,
+    /// and it must stop gracefully. Not for embedders: the signals no longer end the process.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    pub(crate) async fn serve_until_signalled(&self) -> Result<ExecutorServer, ExecutorError> {
+        ExecutorServer::start(self.clone(), Some(StopSignals::listen())).await
     }
 }
 
 impl ExecutorServer {
-    async fn start(executor: Executor) -> Result<Self, ExecutorError> {
-        // before the port opens: whoever sees it open may stop us, and must stop us gracefully
-        let signals = StopSignals::listen();
+    async fn start(
+        executor: Executor,
+        signals: Option<StopSignals>,
+    ) -> Result<Self, ExecutorError> {
         let bind = (executor.bind(), executor.port());
         let listener = TcpListener::bind(bind).map_err(|source| ExecutorError::Io {
             what: format!("cannot listen on {}:{}", bind.0, bind.1),
@@ -103,7 +113,7 @@ impl ExecutorServer {
     /// Serves until SIGINT/SIGTERM (or [`ServerHandle::stop`]), then shuts the executor down gracefully.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let mut join = self.join;
-        let mut signals = self.signals;
+        let mut signals = self.signals.unwrap_or_else(StopSignals::listen);
         let served = tokio::select! {
             r = &mut join => r,
             () = signals.received() => {

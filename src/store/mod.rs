@@ -283,7 +283,7 @@ impl Store {
                 let url = mysql_url(url);
                 let options = MySqlConnectOptions::from_str(&url)
                     .map_err(|e| StoreError::BadUrl(format!("invalid MySQL URL '{url}': {e}")))?
-                    .statement_cache_capacity(STATEMENT_CACHE)
+                    .statement_cache_capacity(MYSQL_STATEMENT_CACHE)
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
                 let pool = mysql_pool()
                     .max_connections(settings.max_connections)
@@ -574,6 +574,10 @@ pub(crate) fn kept(n: usize) -> bool {
 /// growing ones (about 20 statements × [`KEPT_UP_TO`] sizes) and the power-of-two forms of the
 /// workflow moves' and results' statements (about 10 × 11).
 const STATEMENT_CACHE: usize = 200;
+/// The same on MySQL/MariaDB, whose server counts every connection's prepared statements
+/// against one limit (`max_prepared_stmt_count`, 16,382 by default): 16 connections of 100
+/// leave room for ten admins. The rarely used long forms are the ones evicted.
+const MYSQL_STATEMENT_CACHE: usize = 100;
 
 /// An `IN (...)` list's ids (or an update's rows) padded to the next power of two by repeating
 /// the last (the same rows match): a list of any length is one of a few statements, each kept

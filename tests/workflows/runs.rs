@@ -101,6 +101,8 @@ backends!(app: a_failure_blocks_only_its_descendants_and_retry_reruns_only_them,
     // a run that succeeded cannot be retried
     let again = admin.api.request("POST", &format!("/api/v1/workflow-runs/{run}/retry"), None).await;
     assert_eq!(again.status, 409, "{}", again.body);
+    let why = again.body["error"].as_str().unwrap_or_default();
+    assert!(why.contains("only a FAILED, CANCELLED or TIMED_OUT run"), "{why}");
     worker.stop().await;
 });
 

@@ -39,7 +39,10 @@ pub(super) async fn act(
     };
     // reopening an ended run starts it again: it counts against maxConcurrentRuns as a fire does
     let reopens = match action {
-        RunAction::Retry => run.state.ended(),
+        RunAction::Retry => matches!(
+            run.state,
+            RunState::Failed | RunState::Cancelled | RunState::TimedOut
+        ),
         RunAction::MarkSuccess(_) => run.state == RunState::Failed,
         _ => false,
     };

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::advance::stop_nodes;
 use super::{Moved, StartOutcome};
 use crate::model::{OverlapPolicy, RunState, TriggerType, Workflow, WorkflowRun};
-use crate::store::{RunTx, Store, StoreResult};
+use crate::store::{RunTx, Store, StoreError, StoreResult};
 
 /// What one fire asks for.
 #[derive(Debug, Clone)]
@@ -266,13 +266,40 @@ pub(super) async fn fire_due(
     let mut started = Vec::new();
     // page on until no more are due: a fired workflow's next fire time leaves the window
     for _ in 0..DUE_PAGES {
-        let page = store.due_workflows(now, DUE_PAGE).await?;
-        let last = page.len() < DUE_PAGE as usize;
-        for chunk in page.chunks(FIRES_PER_TX) {
-            started.extend(fire_chunk(store, default_tz, now, chunk).await?);
-        }
-        if last {
-            break;
+        let fired = async {
+            let page = store.due_workflows(now, DUE_PAGE).await?;
+            let last = page.len() < DUE_PAGE as usize;
+            for chunk in page.chunks(FIRES_PER_TX) {
+                // a fire that may lock another run (CANCEL_OLD's cancel, a queued run's start)
+                // goes alone: in a batch, that lock, taken out of run-id order, could close a
+                // cycle with a move's locks
+                let (alone, together): (Vec<&Workflow>, Vec<&Workflow>) =
+                    chunk.iter().partition(|w| {
+                        matches!(
+                            w.overlap_policy,
+                            OverlapPolicy::CancelOld | OverlapPolicy::Queue
+                        )
+                    });
+                started.extend(fire_chunk(store, default_tz, now, &together).await?);
+                for w in alone {
+                    started.extend(fire_chunk(store, default_tz, now, &[w]).await?);
+                }
+            }
+            Ok::<bool, StoreError>(last)
+        };
+        match fired.await {
+            Ok(true) => break,
+            Ok(false) => {}
+            // what committed is followed up (its runs moved on, its kills sent); the rest of
+            // the due fires wait for the next pass
+            Err(e) if !started.is_empty() => {
+                log::warn!(
+                    "workflow fires stopped after {} ({e}); the rest next pass",
+                    started.len()
+                );
+                break;
+            }
+            Err(e) => return Err(e),
         }
     }
     Ok(started)
@@ -287,33 +314,48 @@ const DUE_PAGES: usize = 20;
 /// SQLite's one writer is held a few milliseconds at a time, between the runs' moves.
 const FIRES_PER_TX: usize = 50;
 
-/// Fires `dues` in one transaction; when the database refuses one of them, each on its own, so
-/// one workflow's failure does not hold back the others' fires.
+/// Fires `dues` in one transaction; when the database refuses that, each on its own, so one
+/// workflow's failure does not hold back the others' fires. A second failure among them ends
+/// the chunk: a database that is busy (a lock wait that timed out) would make each single wait
+/// as long again.
 async fn fire_chunk(
     store: &Store,
     default_tz: chrono_tz::Tz,
     now: i64,
-    dues: &[Workflow],
+    dues: &[&Workflow],
 ) -> StoreResult<Vec<(StartOutcome, Moved)>> {
-    match fire_in_one_tx(store, default_tz, now, dues).await {
-        Ok(started) => Ok(started),
-        Err(e) if dues.len() == 1 || e.is_outage() => Err(e),
-        Err(e) => {
-            log::warn!(
-                "{} due workflows not fired together ({e}): one by one",
-                dues.len()
-            );
-            let mut started = Vec::new();
-            for due in dues {
-                match fire_in_one_tx(store, default_tz, now, std::slice::from_ref(due)).await {
-                    Ok(one) => started.extend(one),
-                    Err(e) if e.is_outage() => return Err(e),
-                    Err(e) => log::error!("workflow {}: its due fire failed: {e}", due.id),
-                }
+    if dues.is_empty() {
+        return Ok(Vec::new());
+    }
+    let e = match fire_in_one_tx(store, default_tz, now, dues).await {
+        Ok(started) => return Ok(started),
+        Err(e) if dues.len() == 1 || e.is_outage() => return Err(e),
+        Err(e) => e,
+    };
+    log::warn!(
+        "{} due workflows not fired together ({e}): one by one",
+        dues.len()
+    );
+    let mut started = Vec::new();
+    let mut failed = false;
+    for due in dues {
+        match fire_in_one_tx(store, default_tz, now, &[*due]).await {
+            Ok(one) => started.extend(one),
+            Err(e) if started.is_empty() && (e.is_outage() || failed) => return Err(e),
+            Err(e) if e.is_outage() || failed => {
+                log::warn!(
+                    "workflow {}: its due fire failed: {e}; the rest of its chunk next pass",
+                    due.id
+                );
+                return Ok(started);
             }
-            Ok(started)
+            Err(e) => {
+                log::error!("workflow {}: its due fire failed: {e}", due.id);
+                failed = true;
+            }
         }
     }
+    Ok(started)
 }
 
 /// Fires `dues` in one transaction, in id order (the order every writer locks workflows in).
@@ -321,9 +363,9 @@ async fn fire_in_one_tx(
     store: &Store,
     default_tz: chrono_tz::Tz,
     now: i64,
-    dues: &[Workflow],
+    dues: &[&Workflow],
 ) -> StoreResult<Vec<(StartOutcome, Moved)>> {
-    let mut order: Vec<&Workflow> = dues.iter().collect();
+    let mut order: Vec<&Workflow> = dues.to_vec();
     order.sort_by_key(|w| w.id);
     let mut tx = store.begin_run_tx().await?;
     let mut fired = Vec::with_capacity(order.len());
