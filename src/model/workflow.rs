@@ -244,8 +244,9 @@ pub struct WorkflowRun {
     pub job_group: i32,
     /// The definition's version it started with.
     pub version: i32,
-    /// The definition it started with (later edits do not change it).
-    pub definition: Definition,
+    /// The definition it started with (later edits do not change it); shared, as the runner
+    /// reads and copies it at every move.
+    pub definition: std::sync::Arc<Definition>,
     /// Where it stands.
     pub state: RunState,
     /// No node starts while set.

@@ -320,12 +320,13 @@ impl Store {
                 return Ok(stored);
             }
             // rows not stored are either closed already or held by an outcome write
+            let padded = pow2_padded(&left);
             let open = self.sql(format!(
                 "SELECT id FROM job_log WHERE handle_code = 0 AND id IN ({})",
-                placeholders(left.len())
+                placeholders(padded.len())
             ));
             left = on_pool!(self, pool => ids_from_rows(
-                &ids_with(sqlx::query(&open).persistent(kept(left.len())), &left)
+                &ids_with(sqlx::query(&open), &padded)
                     .fetch_all(pool)
                     .await?,
             )?);

@@ -5,7 +5,7 @@ use std::str::FromStr;
 use super::dialect::log_counts;
 use super::jobs::{child_job_ids_of, parse_column};
 use super::rows::{bind_params, Filter, Param, RowExt};
-use super::{kept, on_pool, placeholders, pow2_padded, Store, StoreError, StoreResult};
+use super::{kept, on_pool, padded_id_list, placeholders, Store, StoreError, StoreResult};
 use crate::model::{
     Admission, JobFollowUps, JobSchedule, LogCounts, NewRunRow, ResultLog, RunRow, TriggerType,
 };
@@ -269,16 +269,14 @@ impl Store {
     pub async fn get_result_logs(&self, ids: &[i64]) -> StoreResult<Vec<ResultLog>> {
         let mut logs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(RESULT_LOGS_CHUNK) {
-            let padded = pow2_padded(chunk);
+            let (list, params) = padded_id_list(chunk);
             let sql = self.sql(format!(
                 "SELECT l.id AS id, l.job_id AS job_id, l.job_group AS job_group, l.handle_code AS handle_code, \
                  l.trigger_type AS trigger_type, l.wf_run_id AS wf_run_id, j.id AS j_id, j.schedule_type AS schedule_type, \
                  j.schedule_conf AS schedule_conf, j.timezone AS timezone, j.child_jobid AS child_jobid, \
                  j.job_group AS j_group, j.owner_id AS owner_id \
-                 FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id WHERE l.id IN ({})",
-                placeholders(padded.len())
+                 FROM job_log l LEFT JOIN job_info j ON j.id = l.job_id WHERE l.id IN ({list})"
             ));
-            let params: Vec<Param> = padded.iter().map(|i| Param::Long(*i)).collect();
             on_pool!(self, pool => {
                 for row in bind_params!(sqlx::query(&sql), params)
                     .fetch_all(pool)

@@ -12,10 +12,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use sqlx::ConnectOptions as _;
 
 mod admission;
@@ -23,6 +21,7 @@ mod audit;
 mod availability;
 mod claims;
 mod cordons;
+mod definitions;
 mod dialect;
 mod glue;
 mod groups;
@@ -32,6 +31,7 @@ mod logs;
 mod registry;
 mod reports;
 mod rows;
+mod run_starts;
 mod run_tx;
 mod schedule;
 mod scoped;
@@ -53,6 +53,7 @@ pub(crate) use groups::split_addresses;
 pub use groups::GroupToken;
 pub use jobs::JobFilter;
 pub use logs::{LogFilter, LogResultRow, LogStatus, RunLogPlace, TRIGGER_OUTCOME_GRACE_MS};
+pub use run_starts::FireClaim;
 pub use run_tx::{NodeLog, NodeLogRow, RunTx};
 pub use schedule::{ScheduleTx, ScheduleUpdate, Share};
 pub use settings::ACCESS_TOKEN_SETTING;
@@ -184,6 +185,8 @@ pub struct Store {
     /// Writes this process made to groups, registrations and cordons (shared by every clone):
     /// what routing read before a write is stale after it.
     routing_writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Run definitions parsed once per workflow version (shared by every clone).
+    definitions: definitions::Definitions,
     /// Pre-read commits still to report an error after committing (test builds only).
     #[cfg(feature = "fault-hooks")]
     lost_commit_answers: std::sync::Arc<std::sync::atomic::AtomicUsize>,
@@ -214,6 +217,32 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
+/// A connection idle this long is pinged before it is handed out; one used more recently is
+/// handed out as it is.
+const PING_IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// The options of every pool of the store: a connection is tested before use only when it
+/// has been idle (see [`PING_IDLE_AFTER`]).
+///
+/// The pool's own test pings every connection it hands out, and it pings every connection
+/// given back too: two extra round trips around each use, most of them on connections used
+/// a few milliseconds before (a workflow move, a fire's outcome, a result batch). A
+/// connection broken while idle (the server restarted, a firewall dropped it) is still
+/// caught before use; one that breaks within the second fails its statement, and the check
+/// on its release closes it.
+fn pool_options<DB: sqlx::Database>() -> sqlx::pool::PoolOptions<DB> {
+    sqlx::pool::PoolOptions::<DB>::new()
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_IDLE_AFTER {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+}
+
 /// The options of every MySQL pool of the store: each connection runs at READ COMMITTED.
 ///
 /// The store's statements are written for PostgreSQL's READ COMMITTED. Under InnoDB's default
@@ -222,7 +251,7 @@ pub(crate) use on_pool;
 /// admins are writing. (InnoDB refuses READ COMMITTED with statement-based binary logging;
 /// MariaDB's and MySQL's defaults, mixed and row, accept it.)
 fn mysql_pool() -> MySqlPoolOptions {
-    MySqlPoolOptions::new().after_connect(|conn, _| {
+    pool_options().after_connect(|conn, _| {
         Box::pin(async move {
             sqlx::query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
                 .execute(conn)
@@ -258,7 +287,7 @@ impl Store {
                 // SQLite has one writer and the trigger path writes in batches, so a few
                 // connections carry the load as well as more would, and each one is a thread
                 // with its own allocator arena and page cache
-                let pool = SqlitePoolOptions::new()
+                let pool = pool_options::<sqlx::Sqlite>()
                     .max_connections(settings.max_connections.clamp(1, SQLITE_MAX_CONNECTIONS))
                     .acquire_timeout(settings.acquire_timeout)
                     .connect_with(options)
@@ -272,7 +301,7 @@ impl Store {
                     })?
                     .statement_cache_capacity(STATEMENT_CACHE)
                     .log_slow_statements(SLOW_STATEMENT_LEVEL, SLOW_STATEMENT);
-                let pool = PgPoolOptions::new()
+                let pool = pool_options::<sqlx::Postgres>()
                     .max_connections(settings.max_connections)
                     .acquire_timeout(settings.acquire_timeout)
                     .connect_with(options)
@@ -297,6 +326,7 @@ impl Store {
             db,
             availability: Default::default(),
             routing_writes: Default::default(),
+            definitions: Default::default(),
             #[cfg(feature = "fault-hooks")]
             lost_commit_answers: Default::default(),
         })
@@ -308,13 +338,13 @@ impl Store {
         const WAIT: Duration = Duration::from_secs(5);
         let db = match &self.db {
             Db::Sqlite(pool) => Db::Sqlite(
-                SqlitePoolOptions::new()
+                pool_options::<sqlx::Sqlite>()
                     .max_connections(1)
                     .acquire_timeout(WAIT)
                     .connect_lazy_with((*pool.connect_options()).clone()),
             ),
             Db::Postgres(pool) => Db::Postgres(
-                PgPoolOptions::new()
+                pool_options::<sqlx::Postgres>()
                     .max_connections(1)
                     .acquire_timeout(WAIT)
                     .connect_lazy_with((*pool.connect_options()).clone()),
@@ -330,6 +360,7 @@ impl Store {
             db,
             availability: self.availability.clone(),
             routing_writes: self.routing_writes.clone(),
+            definitions: self.definitions.clone(),
             #[cfg(feature = "fault-hooks")]
             lost_commit_answers: self.lost_commit_answers.clone(),
         }
@@ -544,16 +575,14 @@ fn ensure_private_file(file: &Path) -> StoreResult<()> {
 
 /// Rewrites `?` placeholders as `$1, $2, ...`; statements here never hold `?` inside literals.
 fn numbered_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push('$');
-            out.push_str(&n.to_string());
-        } else {
-            out.push(c);
+    use std::fmt::Write as _;
+    // every PostgreSQL statement passes here: no allocation per placeholder
+    let mut out = String::with_capacity(sql.len() + sql.len() / 8);
+    for (n, part) in sql.split('?').enumerate() {
+        if n > 0 {
+            let _ = write!(out, "${n}");
         }
+        out.push_str(part);
     }
     out
 }
@@ -589,6 +618,13 @@ pub(crate) fn pow2_padded<T: Copy>(items: &[T]) -> Vec<T> {
         padded.resize(items.len().next_power_of_two(), last);
     }
     padded
+}
+
+/// An `IN (...)` list of `ids` padded as [`pow2_padded`]: its placeholders and its parameters.
+pub(crate) fn padded_id_list<T: Copy + Into<rows::Param>>(ids: &[T]) -> (String, Vec<rows::Param>) {
+    let padded = pow2_padded(ids);
+    let list = placeholders(padded.len());
+    (list, padded.into_iter().map(Into::into).collect())
 }
 
 /// `items` in chunks of power-of-two lengths, largest first, none over `max` (a power of two):

@@ -54,6 +54,18 @@ pub(crate) enum Param {
     Text(String),
 }
 
+impl From<i32> for Param {
+    fn from(v: i32) -> Self {
+        Param::Int(v)
+    }
+}
+
+impl From<i64> for Param {
+    fn from(v: i64) -> Self {
+        Param::Long(v)
+    }
+}
+
 /// Binds every [`Param`] in order onto a query of any backend.
 macro_rules! bind_params {
     ($query:expr, $params:expr) => {{

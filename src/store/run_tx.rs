@@ -4,15 +4,17 @@
 
 use std::collections::HashMap;
 
-use super::dialect::{mysql_id_step, stepped_ids};
+use super::definitions::Definitions;
 use super::jobs::{job_from_row, JOB_COLUMNS};
 use super::rows::{bind_params, Param, RowExt};
 use super::schedule::{on_tx, Tx};
-use super::workflow_runs::{join_log_ids, node_from_row, run_from_row, NODE_COLUMNS, RUN_COLUMNS};
+use super::workflow_runs::{
+    join_log_ids, node_from_row, run_from_row, run_from_row_with, NODE_COLUMNS, RUN_COLUMNS,
+};
 use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
-use super::{placeholders, pow2_chunks, pow2_padded, Db, Store, StoreResult};
+use super::{padded_id_list, placeholders, pow2_chunks, Db, Store, StoreResult};
 use crate::model::{
-    storable_text, JobInfo, NewRunRow, NodeRun, RunState, Workflow, WorkflowRun, MESSAGE_MAX_CHARS,
+    storable_text, JobInfo, NewRunRow, NodeRun, Workflow, WorkflowRun, MESSAGE_MAX_CHARS,
     TRIGGER_STATUS_RUNNING, TRIGGER_STATUS_STOPPED,
 };
 
@@ -44,6 +46,66 @@ macro_rules! insert_in_tx {
     }};
 }
 pub(super) use insert_in_tx;
+
+/// Inserts `$rows` with a multi-row INSERT per power-of-two chunk (`$head` then `$row` per row,
+/// bound by the macro `$bind!(query, chunk)`) in the open transaction of `$self`, and answers
+/// the new rows' ids in the order of `$rows` (an error returns from the enclosing function): RETURNING on SQLite and PostgreSQL; on MySQL
+/// the first id and the auto-increment step, or one INSERT per row where the lock mode may
+/// interleave ids.
+macro_rules! insert_rows_returning_ids {
+    ($self:expr, $head:expr, $row:expr, $rows:expr, $bind:ident) => {{
+        let mut ids: Vec<i64> = Vec::with_capacity($rows.len());
+        for chunk in super::pow2_chunks($rows, ROWS_PER_WRITE) {
+            let values = vec![$row; chunk.len()].join(", ");
+            let returning = format!("{}{values} RETURNING CAST(id AS BIGINT) AS id", $head);
+            let mut chunk_ids: Vec<i64> = match &mut $self.tx {
+                Tx::Sqlite(tx) => $bind!(sqlx::query(&returning), chunk)
+                    .fetch_all(&mut **tx)
+                    .await?
+                    .iter()
+                    .map(|r| r.long("id"))
+                    .collect::<Result<_, _>>()?,
+                Tx::Postgres(tx) => {
+                    let sql = super::numbered_placeholders(&returning);
+                    $bind!(sqlx::query(&sql), chunk)
+                        .fetch_all(&mut **tx)
+                        .await?
+                        .iter()
+                        .map(|r| r.long("id"))
+                        .collect::<Result<_, _>>()?
+                }
+                Tx::MySql(tx) => {
+                    // one INSERT numbers its rows evenly spaced unless the auto-increment lock
+                    // mode interleaves them: then each row on its own
+                    let step = match chunk.len() {
+                        1 => Some(1),
+                        _ => super::dialect::mysql_id_step(tx).await?,
+                    };
+                    if let Some(step) = step {
+                        let sql = format!("{}{values}", $head);
+                        let done = $bind!(sqlx::query(&sql), chunk).execute(&mut **tx).await?;
+                        super::dialect::stepped_ids(done.last_insert_id() as i64, chunk.len(), step)
+                    } else {
+                        let sql = format!("{}{}", $head, $row);
+                        let mut ids = Vec::with_capacity(chunk.len());
+                        for one in chunk {
+                            let done = $bind!(sqlx::query(&sql), std::iter::once(one))
+                                .execute(&mut **tx)
+                                .await?;
+                            ids.push(done.last_insert_id() as i64);
+                        }
+                        ids
+                    }
+                }
+            };
+            // a single INSERT numbers its rows in the order of its VALUES list
+            chunk_ids.sort_unstable();
+            ids.extend(chunk_ids);
+        }
+        ids
+    }};
+}
+pub(super) use insert_rows_returning_ids;
 
 /// How a node attempt's run row stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,14 +141,15 @@ pub struct NodeLogRow {
 
 /// An open transaction over workflow runs; commit it quickly.
 pub struct RunTx {
-    tx: Tx,
+    pub(super) tx: Tx,
+    definitions: Definitions,
 }
 
 /// Rows per statement of the bulk reads (bound parameters stay far below every backend's limit).
 const BULK_CHUNK: usize = 800;
 /// Rows per statement of a move's writes (16 or 17 parameters each), split in powers of two so
 /// every statement is one of six, kept prepared.
-const ROWS_PER_WRITE: usize = 32;
+pub(super) const ROWS_PER_WRITE: usize = 32;
 
 /// Runs written by one statement of [`RunTx::save_runs`] (17 parameters each), in powers of two
 /// as [`ROWS_PER_WRITE`].
@@ -101,7 +164,10 @@ impl Store {
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
             Db::MySql(pool) => Tx::MySql(pool.begin().await?),
         };
-        Ok(RunTx { tx })
+        Ok(RunTx {
+            tx,
+            definitions: self.definitions.clone(),
+        })
     }
 }
 
@@ -168,56 +234,10 @@ impl RunTx {
     /// Inserts a run (its `id` is ignored) with a WAITING row for each of its definition's
     /// nodes; the new run's id.
     pub async fn insert_run(&mut self, run: &WorkflowRun, now: i64) -> StoreResult<i64> {
-        let sql = "INSERT INTO workflow_run (workflow_id, job_group, version, definition, state, \
-                   paused, trigger_type, params, context, message, schedule_time, create_time, \
-                   start_time, end_time, deadline, alarm_status, update_time) \
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-        macro_rules! bind_run {
-            ($q:expr) => {
-                $q.bind(run.workflow_id)
-                    .bind(run.job_group)
-                    .bind(run.version)
-                    .bind(run.definition.to_json())
-                    .bind(run.state.as_str())
-                    .bind(run.paused as i32)
-                    .bind(run.trigger_type.as_str())
-                    .bind(&run.params)
-                    .bind(&run.context)
-                    .bind(&run.message)
-                    .bind(run.schedule_time)
-                    .bind(run.create_time)
-                    .bind(run.start_time)
-                    .bind(run.end_time)
-                    .bind(run.deadline)
-                    .bind(run.alarm_status)
-                    .bind(now)
-            };
-        }
-        let id = insert_in_tx!(&mut self.tx, sql, |q| bind_run!(q))?;
-        if run.state != RunState::Skipped {
-            let keys: Vec<&str> = run
-                .definition
-                .nodes
-                .iter()
-                .map(|n| n.key.as_str())
-                .collect();
-            for chunk in keys.chunks(200) {
-                let row = "(?, ?, 'WAITING', 0, 0, '', '', '')";
-                let sql = format!(
-                    "INSERT INTO workflow_node (run_id, node_key, state, attempt, log_id, log_ids, \
-                     owner, message) VALUES {}",
-                    vec![row; chunk.len()].join(", ")
-                );
-                on_tx!(self, &sql, |tx, stmt| {
-                    let mut q = sqlx::query(stmt);
-                    for key in chunk {
-                        q = q.bind(id).bind(*key);
-                    }
-                    q.execute(&mut **tx).await?;
-                });
-            }
-        }
-        Ok(id)
+        let ids = self.insert_runs(std::slice::from_ref(run), now).await?;
+        ids.first()
+            .copied()
+            .ok_or_else(|| sqlx::Error::RowNotFound.into())
     }
 
     /// The run, its row locked until commit.
@@ -252,15 +272,13 @@ impl RunTx {
     pub async fn node_logs(&mut self, ids: &[i64]) -> StoreResult<HashMap<i64, NodeLog>> {
         let mut found = HashMap::new();
         for chunk in ids.chunks(512) {
-            let padded = pow2_padded(chunk);
+            let (list, params) = padded_id_list(chunk);
             let sql = format!(
                 "SELECT l.id AS id, l.trigger_code AS trigger_code, l.handle_code AS handle_code, \
                  COALESCE(o.body, l.handle_msg) AS handle_msg, l.trigger_msg AS trigger_msg, \
                  l.trigger_time AS trigger_time, l.handle_time AS handle_time \
-                 FROM job_log l LEFT JOIN workflow_output o ON o.log_id = l.id WHERE l.id IN ({})",
-                placeholders(padded.len())
+                 FROM job_log l LEFT JOIN workflow_output o ON o.log_id = l.id WHERE l.id IN ({list})"
             );
-            let params: Vec<Param> = padded.iter().map(|i| Param::Long(*i)).collect();
             let rows = on_tx!(self, &sql, |tx, stmt| bind_params!(
                 sqlx::query(stmt),
                 params
@@ -391,13 +409,7 @@ impl RunTx {
                 sets.join(", "),
                 placeholders(chunk.len())
             );
-            on_tx!(self, &sql, |tx, stmt| bind_params!(
-                sqlx::query(stmt),
-                params
-            )
-            .execute(&mut **tx)
-            .await
-            .map(drop))?;
+            self.execute(&sql, &params).await?;
         }
         Ok(())
     }
@@ -438,13 +450,7 @@ impl RunTx {
             placeholders(ids.len())
         );
         let params: Vec<Param> = ids.iter().map(|i| Param::Long(*i)).collect();
-        on_tx!(self, &sql, |tx, stmt| bind_params!(
-            sqlx::query(stmt),
-            params
-        )
-        .execute(&mut **tx)
-        .await
-        .map(drop))?;
+        self.execute(&sql, &params).await?;
         Ok(())
     }
 
@@ -459,14 +465,14 @@ impl RunTx {
         ids.sort_unstable();
         ids.dedup();
         let mut runs = Vec::with_capacity(ids.len());
+        // every move reads its runs' definitions again: parsed once per workflow version
+        let definitions = self.definitions.clone();
         for chunk in ids.chunks(BULK_CHUNK) {
-            let padded = pow2_padded(chunk);
+            let (list, params) = padded_id_list(chunk);
             let sql = format!(
-                "SELECT {RUN_COLUMNS} FROM workflow_run WHERE state = 'RUNNING' AND id IN ({}) \
-                 ORDER BY id{lock}",
-                placeholders(padded.len())
+                "SELECT {RUN_COLUMNS} FROM workflow_run WHERE state = 'RUNNING' AND id IN ({list}) \
+                 ORDER BY id{lock}"
             );
-            let params: Vec<Param> = padded.iter().map(|i| Param::Long(*i)).collect();
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
                 sqlx::query(stmt),
                 params
@@ -474,7 +480,7 @@ impl RunTx {
             .fetch_all(&mut **tx)
             .await?
             .iter()
-            .map(run_from_row)
+            .map(|r| run_from_row_with(r, Some(&definitions)))
             .collect::<StoreResult<Vec<_>>>()?);
             runs.extend(found);
         }
@@ -486,12 +492,8 @@ impl RunTx {
     pub async fn jobs(&mut self, ids: &[i32]) -> StoreResult<Vec<JobInfo>> {
         let mut jobs = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BULK_CHUNK) {
-            let padded = pow2_padded(chunk);
-            let sql = format!(
-                "SELECT {JOB_COLUMNS} FROM job_info WHERE id IN ({})",
-                placeholders(padded.len())
-            );
-            let params: Vec<Param> = padded.iter().map(|i| Param::Int(*i)).collect();
+            let (list, params) = padded_id_list(chunk);
+            let sql = format!("SELECT {JOB_COLUMNS} FROM job_info WHERE id IN ({list})");
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
                 sqlx::query(stmt),
                 params
@@ -510,12 +512,8 @@ impl RunTx {
     pub async fn nodes_of(&mut self, run_ids: &[i64]) -> StoreResult<Vec<NodeRun>> {
         let mut nodes = Vec::new();
         for chunk in run_ids.chunks(BULK_CHUNK) {
-            let padded = pow2_padded(chunk);
-            let sql = format!(
-                "SELECT {NODE_COLUMNS} FROM workflow_node WHERE run_id IN ({})",
-                placeholders(padded.len())
-            );
-            let params: Vec<Param> = padded.iter().map(|i| Param::Long(*i)).collect();
+            let (list, params) = padded_id_list(chunk);
+            let sql = format!("SELECT {NODE_COLUMNS} FROM workflow_node WHERE run_id IN ({list})");
             let found = on_tx!(self, &sql, |tx, stmt| bind_params!(
                 sqlx::query(stmt),
                 params
@@ -625,53 +623,19 @@ impl RunTx {
                 q
             }};
         }
-        let mut ids = Vec::with_capacity(rows.len());
-        for chunk in pow2_chunks(rows, ROWS_PER_WRITE) {
-            let values = vec![ROW; chunk.len()].join(", ");
-            let returning = format!("{HEAD}{values} RETURNING CAST(id AS BIGINT) AS id");
-            let mut chunk_ids: Vec<i64> = match &mut self.tx {
-                Tx::Sqlite(tx) => bind_rows!(sqlx::query(&returning), chunk)
-                    .fetch_all(&mut **tx)
-                    .await?
-                    .iter()
-                    .map(|r| r.long("id"))
-                    .collect::<Result<_, _>>()?,
-                Tx::Postgres(tx) => {
-                    let sql = super::numbered_placeholders(&returning);
-                    bind_rows!(sqlx::query(&sql), chunk)
-                        .fetch_all(&mut **tx)
-                        .await?
-                        .iter()
-                        .map(|r| r.long("id"))
-                        .collect::<Result<_, _>>()?
-                }
-                Tx::MySql(tx) => {
-                    // one INSERT numbers its rows evenly spaced unless the auto-increment lock
-                    // mode interleaves them: then each row on its own
-                    if let Some(step) = mysql_id_step(tx).await? {
-                        let sql = format!("{HEAD}{values}");
-                        let done = bind_rows!(sqlx::query(&sql), chunk)
-                            .execute(&mut **tx)
-                            .await?;
-                        stepped_ids(done.last_insert_id() as i64, chunk.len(), step)
-                    } else {
-                        let sql = format!("{HEAD}{ROW}");
-                        let mut ids = Vec::with_capacity(chunk.len());
-                        for l in chunk {
-                            let done = bind_rows!(sqlx::query(&sql), std::iter::once(l))
-                                .execute(&mut **tx)
-                                .await?;
-                            ids.push(done.last_insert_id() as i64);
-                        }
-                        ids
-                    }
-                }
-            };
-            // a single INSERT numbers its rows in the order of its VALUES list
-            chunk_ids.sort_unstable();
-            ids.extend(chunk_ids);
-        }
-        Ok(ids)
+        Ok(insert_rows_returning_ids!(self, HEAD, ROW, rows, bind_rows))
+    }
+
+    /// Runs the statement `sql` with `params` in the transaction.
+    pub(super) async fn execute(&mut self, sql: &str, params: &[Param]) -> StoreResult<()> {
+        on_tx!(self, sql, |tx, stmt| bind_params!(
+            sqlx::query(stmt),
+            params
+        )
+        .execute(&mut **tx)
+        .await
+        .map(drop))?;
+        Ok(())
     }
 
     /// Commits.

@@ -7,6 +7,9 @@
 //! turns, so each node's state moves once. The run row of a node attempt is unique by (run,
 //! node, attempt), so even a writer that skipped the lock could not fire an attempt twice.
 
+use std::sync::Arc;
+
+use super::definitions::Definitions;
 use super::rows::{bind_params, Param, RowExt};
 use super::{on_pool, placeholders, Store, StoreError, StoreResult};
 
@@ -22,18 +25,34 @@ pub(super) const NODE_COLUMNS: &str =
     decision, message, ready_time, start_time, end_time, retry_at";
 
 pub(super) fn run_from_row(row: &impl RowExt) -> StoreResult<WorkflowRun> {
+    run_from_row_with(row, None)
+}
+
+/// A run from its row, its definition taken from `definitions` when given (see
+/// [`Definitions`]).
+pub(super) fn run_from_row_with(
+    row: &impl RowExt,
+    definitions: Option<&Definitions>,
+) -> StoreResult<WorkflowRun> {
     let id = row.long("id")?;
     let corrupt = |detail: String| StoreError::Corrupt {
         table: "workflow_run",
         id,
         detail,
     };
+    let workflow_id = row.int("workflow_id")?;
+    let version = row.int("version")?;
+    let json = row.text("definition")?;
+    let definition = match definitions {
+        Some(kept) => kept.parse(workflow_id, version, json),
+        None => Definition::from_json(&json).map(Arc::new),
+    };
     Ok(WorkflowRun {
         id,
-        workflow_id: row.int("workflow_id")?,
+        workflow_id,
         job_group: row.int("job_group")?,
-        version: row.int("version")?,
-        definition: Definition::from_json(&row.text("definition")?).map_err(corrupt)?,
+        version,
+        definition: definition.map_err(corrupt)?,
         state: row
             .text("state")?
             .parse()

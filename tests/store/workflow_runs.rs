@@ -43,7 +43,7 @@ fn new_run(w: &Workflow, i: i64) -> WorkflowRun {
         workflow_id: w.id,
         job_group: w.job_group,
         version: w.version,
-        definition: w.definition.clone(),
+        definition: w.definition.clone().into(),
         state: RunState::Running,
         paused: false,
         trigger_type: TriggerType::Manual,

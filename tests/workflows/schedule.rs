@@ -1,6 +1,7 @@
 //! Scheduled workflows: a CRON workflow whose runs outlast its period never has more running
 //! than `maxConcurrentRuns` (the skipped fires recorded with why), QUEUE runs them one after
-//! the other, a stopped schedule fires no more, and reopening a run counts against the limit.
+//! the other, a stopped schedule fires no more, reopening a run counts against the limit, and
+//! workflows due in the same second (fired in one batch) each start one run per fire time.
 
 use std::time::Duration;
 
@@ -167,5 +168,67 @@ backends!(app: a_retry_counts_against_max_concurrent_runs, |admin| {
     let res = admin.api.request("POST", &format!("/api/v1/workflow-runs/{failed}/retry"), None).await;
     assert_eq!(res.status, 200, "{}", res.body);
     assert_eq!(wait_ended(admin, failed).await["state"], "SUCCEEDED");
+    worker.stop().await;
+});
+
+backends!(app: workflows_due_in_one_second_fire_together_once_per_fire_time, |admin| {
+    let handlers = ["slow", "first", "second", "third"];
+    let worker = Worker::start(admin, "wf-together", &handlers).await;
+    let (group, jobs) = group_with_jobs(admin, "wf-together", &handlers).await;
+    worker.plan("slow", Plan { sleep_ms: 2_500, ..Plan::default() });
+    worker.plan("third", Plan { sleep_ms: 1_500, ..Plan::default() });
+    let every_second = |name: &str, policy: &str, nodes: Value, edges: Value| json!({
+        "name": name, "jobGroup": group, "scheduleType": "CRON", "scheduleConf": "* * * * * ?",
+        "maxConcurrentRuns": 1, "overlapPolicy": policy, "nodes": nodes, "edges": edges,
+    });
+    let skip = create_workflow(admin, every_second("skip", "SKIP", json!([job_node("slow", &jobs)]), json!([]))).await;
+    let chain = create_workflow(admin, every_second("chain", "SKIP", nodes_of(&["first", "second"], &jobs), json!([edge("first", "second", "SUCCESS")]))).await;
+    let allow = create_workflow(admin, every_second("allow", "ALLOW", json!([job_node("third", &jobs)]), json!([]))).await;
+    let all = [skip, chain, allow];
+    // started together, the three are due in the same seconds: each pass fires them in one batch
+    for wf in all {
+        let res = admin.api.request("POST", &format!("/api/v1/workflows/{wf}/start"), None).await;
+        assert_eq!(res.status, 200, "{}", res.body);
+    }
+    let count = |runs: &[Value], state: &str| runs.iter().filter(|r| r["state"] == state).count();
+    expect_within("each workflow to fire and run several times", Duration::from_secs(40), || async {
+        let (s, c, a) = (runs(admin, skip).await, runs(admin, chain).await, runs(admin, allow).await);
+        let beside = a.iter().any(|r| r["message"].as_str().unwrap_or_default().contains("overlap policy ALLOW"));
+        (count(&s, "SUCCEEDED") >= 2 && count(&s, "SKIPPED") >= 2 && count(&c, "SUCCEEDED") >= 3 && beside)
+            .then_some(())
+    })
+    .await;
+    for wf in all {
+        let res = admin.api.request("POST", &format!("/api/v1/workflows/{wf}/stop"), None).await;
+        assert_eq!(res.status, 200, "{}", res.body);
+    }
+    let mut started = std::collections::HashMap::new();
+    for wf in all {
+        let runs = expect_within("the last runs to end", Duration::from_secs(20), || async {
+            let runs = runs(admin, wf).await;
+            runs.iter().all(|r| r["finishedAt"].as_i64().is_some()).then_some(runs)
+        })
+        .await;
+        // one run per fire time, whatever its outcome
+        let mut times: Vec<i64> = runs.iter().map(|r| r["scheduleTime"].as_i64().unwrap()).collect();
+        let fires = times.len();
+        times.sort_unstable();
+        times.dedup();
+        assert_eq!(times.len(), fires, "workflow {wf}: a fire time with two runs: {runs:?}");
+        assert!(runs.iter().all(|r| r["triggerType"] == "CRON"), "{runs:?}");
+        assert!(runs.iter().all(|r| matches!(r["state"].as_str(), Some("SUCCEEDED" | "SKIPPED"))), "{runs:?}");
+        started.insert(wf, runs.len() - count(&runs, "SKIPPED"));
+    }
+    // the executor's record: each started run called its nodes once
+    assert_eq!(worker.runs_of("slow").len(), started[&skip]);
+    assert_eq!(worker.runs_of("first").len(), started[&chain]);
+    assert_eq!(worker.runs_of("second").len(), started[&chain]);
+    assert_eq!(worker.runs_of("third").len(), started[&allow]);
+    let slow = worker.runs_of("slow");
+    for (i, a) in slow.iter().enumerate() {
+        for b in &slow[i + 1..] {
+            assert!(a.ended <= b.started || b.ended <= a.started, "{a:?} {b:?}");
+        }
+    }
     worker.stop().await;
 });

@@ -38,11 +38,12 @@ pub(super) async fn act(
         )))
     };
     // reopening an ended run starts it again: it counts against maxConcurrentRuns as a fire does
+    let retriable = matches!(
+        run.state,
+        RunState::Failed | RunState::Cancelled | RunState::TimedOut
+    );
     let reopens = match action {
-        RunAction::Retry => matches!(
-            run.state,
-            RunState::Failed | RunState::Cancelled | RunState::TimedOut
-        ),
+        RunAction::Retry => retriable,
         RunAction::MarkSuccess(_) => run.state == RunState::Failed,
         _ => false,
     };
@@ -92,10 +93,7 @@ pub(super) async fn act(
             }
         }
         (RunAction::Retry, None) => {
-            if !matches!(
-                run.state,
-                RunState::Failed | RunState::Cancelled | RunState::TimedOut
-            ) {
+            if !retriable {
                 conflict("only a FAILED, CANCELLED or TIMED_OUT run can be retried", &run)
             } else {
                 let mut nodes = node_map(tx.nodes(run_id).await?);

@@ -2,12 +2,14 @@
 //! workflow's row is locked while its open runs are counted, so two admins firing it at once
 //! decide one after the other, and `maxConcurrentRuns` holds across the cluster.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::advance::stop_nodes;
 use super::{Moved, StartOutcome};
-use crate::model::{OverlapPolicy, RunState, TriggerType, Workflow, WorkflowRun};
-use crate::store::{RunTx, Store, StoreError, StoreResult};
+use crate::model::{
+    OverlapPolicy, RunState, TriggerType, Workflow, WorkflowRun, TRIGGER_STATUS_RUNNING,
+};
+use crate::store::{FireClaim, RunTx, Store, StoreError, StoreResult};
 
 /// What one fire asks for.
 #[derive(Debug, Clone)]
@@ -36,7 +38,7 @@ fn new_run(
         workflow_id: w.id,
         job_group: w.job_group,
         version: w.version,
-        definition: w.definition.clone(),
+        definition: std::sync::Arc::new(w.definition.clone()),
         state,
         paused: false,
         trigger_type: req.trigger_type,
@@ -84,76 +86,97 @@ pub(super) async fn start_in_tx(
         .collect();
     let queued = open.iter().filter(|r| r.state == RunState::Queued).count() - from_queue.len();
     moved.look_again.extend(from_queue);
-    let max = w.max_concurrent_runs.max(1) as usize;
-    let (state, message) = if running.len() < max {
-        (
-            RunState::Running,
-            format!("started ({})", req.trigger_type.title()),
-        )
-    } else {
-        let busy = format!(
-            "{} run(s) already running (maxConcurrentRuns {})",
-            running.len(),
-            w.max_concurrent_runs
-        );
-        match w.overlap_policy {
-            OverlapPolicy::Skip => (
-                RunState::Skipped,
-                format!("skipped: {busy}; overlap policy SKIP"),
-            ),
-            OverlapPolicy::Queue if queued >= w.queue_max.max(0) as usize => (
-                RunState::Skipped,
-                format!(
-                    "skipped: {busy} and the queue is full ({queued} waiting, queueMax {})",
-                    w.queue_max
-                ),
-            ),
-            OverlapPolicy::Queue => (
-                RunState::Queued,
-                format!("queued: {busy}; {queued} waiting before it"),
-            ),
-            OverlapPolicy::CancelOld => {
-                let oldest = running[0].id;
-                cancel_in_tx(
-                    tx,
-                    oldest,
-                    "cancelled to make room for a newer run (overlap policy CANCEL_OLD)",
-                    now,
-                    moved,
-                )
-                .await?;
-                moved.ended.push((w.id, oldest, RunState::Cancelled));
-                (
-                    RunState::Running,
-                    format!("started after cancelling run {oldest}: {busy}"),
-                )
-            }
-            OverlapPolicy::Allow => (
+    let (state, message) = match start_state(w, running.len(), queued, req) {
+        Start::As(state, message) => (state, message),
+        Start::CancelOldest(busy) => {
+            let oldest = running[0].id;
+            cancel_in_tx(
+                tx,
+                oldest,
+                "cancelled to make room for a newer run (overlap policy CANCEL_OLD)",
+                now,
+                moved,
+            )
+            .await?;
+            moved.ended.push((w.id, oldest, RunState::Cancelled));
+            (
                 RunState::Running,
-                format!("started beside {busy}; overlap policy ALLOW"),
-            ),
+                format!("started after cancelling run {oldest}: {busy}"),
+            )
         }
     };
-    let run = new_run(w, req, state, message.clone(), now);
+    let run = new_run(w, req, state, message, now);
     let run_id = tx.insert_run(&run, now).await?;
+    Ok(started(w, req, run_id, run))
+}
+
+/// How a fire starts beside `running` RUNNING and `queued` QUEUED runs (none of them leaving
+/// the queue now).
+enum Start {
+    /// A new run in this state, with this message.
+    As(RunState, String),
+    /// The oldest running run is cancelled first (CANCEL_OLD); why, in words.
+    CancelOldest(String),
+}
+
+/// What `w`'s overlap policy makes of a fire (see [`Start`]).
+fn start_state(w: &Workflow, running: usize, queued: usize, req: &FireRequest) -> Start {
+    let max = w.max_concurrent_runs.max(1) as usize;
+    if running < max {
+        return Start::As(
+            RunState::Running,
+            format!("started ({})", req.trigger_type.title()),
+        );
+    }
+    let busy = format!(
+        "{running} run(s) already running (maxConcurrentRuns {})",
+        w.max_concurrent_runs
+    );
+    match w.overlap_policy {
+        OverlapPolicy::Skip => Start::As(
+            RunState::Skipped,
+            format!("skipped: {busy}; overlap policy SKIP"),
+        ),
+        OverlapPolicy::Queue if queued >= w.queue_max.max(0) as usize => Start::As(
+            RunState::Skipped,
+            format!(
+                "skipped: {busy} and the queue is full ({queued} waiting, queueMax {})",
+                w.queue_max
+            ),
+        ),
+        OverlapPolicy::Queue => Start::As(
+            RunState::Queued,
+            format!("queued: {busy}; {queued} waiting before it"),
+        ),
+        OverlapPolicy::CancelOld => Start::CancelOldest(busy),
+        OverlapPolicy::Allow => Start::As(
+            RunState::Running,
+            format!("started beside {busy}; overlap policy ALLOW"),
+        ),
+    }
+}
+
+/// The outcome of `run`, inserted as `run_id`, logged.
+fn started(w: &Workflow, req: &FireRequest, run_id: i64, run: WorkflowRun) -> StartOutcome {
     // a skip is news to an operator; a start of a frequent schedule is not
-    let level = match state {
+    let level = match run.state {
         RunState::Running | RunState::Queued => log::Level::Debug,
         _ => log::Level::Info,
     };
     log::log!(
         level,
-        "workflow {} ({}): run {run_id} {} by {}: {message}",
+        "workflow {} ({}): run {run_id} {} by {}: {}",
         w.id,
         w.name,
-        state,
-        req.trigger_type
+        run.state,
+        req.trigger_type,
+        run.message
     );
-    Ok(StartOutcome {
+    StartOutcome {
         run_id,
-        state,
-        message,
-    })
+        state: run.state,
+        message: run.message,
+    }
 }
 
 /// Ends run `run_id` as CANCELLED in `tx` (its open nodes cancelled, the running ones to kill).
@@ -341,8 +364,11 @@ async fn fire_chunk(
     for due in dues {
         match fire_in_one_tx(store, default_tz, now, &[*due]).await {
             Ok(one) => started.extend(one),
-            Err(e) if started.is_empty() && (e.is_outage() || failed) => return Err(e),
             Err(e) if e.is_outage() || failed => {
+                // nothing fired: the caller hears why; else what fired is followed up
+                if started.is_empty() {
+                    return Err(e);
+                }
                 log::warn!(
                     "workflow {}: its due fire failed: {e}; the rest of its chunk next pass",
                     due.id
@@ -368,10 +394,10 @@ async fn fire_in_one_tx(
     let mut order: Vec<&Workflow> = dues.to_vec();
     order.sort_by_key(|w| w.id);
     let mut tx = store.begin_run_tx().await?;
-    let mut fired = Vec::with_capacity(order.len());
-    for due in order {
-        fired.push(fire_one(&mut tx, default_tz, now, due).await?);
-    }
+    let fired = match order[..] {
+        [due] => vec![fire_one(&mut tx, default_tz, now, due).await?],
+        _ => fire_together(&mut tx, default_tz, now, &order).await?,
+    };
     tx.commit().await?;
     let mut started = Vec::with_capacity(fired.len());
     for fire in fired {
@@ -397,21 +423,14 @@ enum Fire {
     Taken,
 }
 
-/// Fires one due workflow in `tx`: its fire time claimed, then a run started, queued or
-/// skipped (none for a misfire under DO_NOTHING).
-async fn fire_one(
-    tx: &mut RunTx,
-    default_tz: chrono_tz::Tz,
-    now: i64,
-    due: &Workflow,
-) -> StoreResult<Fire> {
+/// A due workflow's fire time, whether it is missed (past the misfire window), and the next
+/// fire time after it (after now for a misfire; none stops the schedule).
+fn due_times(due: &Workflow, default_tz: chrono_tz::Tz, now: i64) -> (i64, bool, Option<i64>) {
     use crate::actors::timing_rules::MISFIRE_AFTER_MS;
-    use crate::model::MisfireStrategy;
     use crate::timing::{next_fire_time, parse_timezone};
     let tz = parse_timezone(&due.timezone, default_tz).unwrap_or(default_tz);
     let fire_time = due.trigger_next_time;
     let late = now - fire_time > MISFIRE_AFTER_MS;
-    // the next fire time after this one, or after now for a misfire
     let from = if late { now } else { fire_time };
     let next = match next_fire_time(due.schedule_type, &due.schedule_conf, tz, from) {
         Ok(next) => next,
@@ -423,6 +442,45 @@ async fn fire_one(
             None
         }
     };
+    (fire_time, late, next)
+}
+
+/// The run a claimed fire time of `w` asks for, or a [`Fire::Missed`] under DO_NOTHING.
+fn fire_request(
+    w: &Workflow,
+    fire_time: i64,
+    late: bool,
+    now: i64,
+) -> Result<FireRequest, Box<Fire>> {
+    use crate::model::MisfireStrategy;
+    let trigger_type = match (late, w.misfire_strategy) {
+        (false, _) => TriggerType::Cron,
+        (true, MisfireStrategy::FireOnceNow) => TriggerType::Misfire,
+        (true, MisfireStrategy::DoNothing) => {
+            return Err(Box::new(Fire::Missed {
+                id: w.id,
+                name: w.name.clone(),
+                late_ms: now - fire_time,
+            }))
+        }
+    };
+    Ok(FireRequest {
+        workflow_id: w.id,
+        trigger_type,
+        params: String::new(),
+        schedule_time: fire_time,
+    })
+}
+
+/// Fires one due workflow in `tx`: its fire time claimed, then a run started, queued or
+/// skipped (none for a misfire under DO_NOTHING).
+async fn fire_one(
+    tx: &mut RunTx,
+    default_tz: chrono_tz::Tz,
+    now: i64,
+    due: &Workflow,
+) -> StoreResult<Fire> {
+    let (fire_time, late, next) = due_times(due, default_tz, now);
     let Some(w) = tx.lock_workflow(due.id).await? else {
         return Ok(Fire::Taken);
     };
@@ -432,24 +490,80 @@ async fn fire_one(
     {
         return Ok(Fire::Taken);
     }
-    let trigger_type = match (late, w.misfire_strategy) {
-        (false, _) => TriggerType::Cron,
-        (true, MisfireStrategy::FireOnceNow) => TriggerType::Misfire,
-        (true, MisfireStrategy::DoNothing) => {
-            return Ok(Fire::Missed {
-                id: w.id,
-                name: w.name,
-                late_ms: now - fire_time,
-            })
-        }
-    };
-    let req = FireRequest {
-        workflow_id: w.id,
-        trigger_type,
-        params: String::new(),
-        schedule_time: fire_time,
+    let req = match fire_request(&w, fire_time, late, now) {
+        Ok(req) => req,
+        Err(missed) => return Ok(*missed),
     };
     let mut moved = Moved::default();
     let outcome = start_in_tx(tx, &w, &req, now, &mut moved).await?;
     Ok(Fire::Started(outcome, moved))
+}
+
+/// Fires the due workflows `dues` (in id order) in `tx` with a few statements in all: every
+/// workflow locked, fire times claimed, open runs read and runs inserted together. A fire that
+/// changes another run (a queued run leaving the queue, CANCEL_OLD's cancel) is made as
+/// [`fire_one`] makes it.
+async fn fire_together(
+    tx: &mut RunTx,
+    default_tz: chrono_tz::Tz,
+    now: i64,
+    dues: &[&Workflow],
+) -> StoreResult<Vec<Fire>> {
+    let ids: Vec<i32> = dues.iter().map(|w| w.id).collect();
+    let mut locked: HashMap<i32, Workflow> = (tx.lock_workflows(&ids).await?)
+        .into_iter()
+        .map(|w| (w.id, w))
+        .collect();
+    let mut fires = Vec::with_capacity(dues.len());
+    let mut claims = Vec::with_capacity(dues.len());
+    let mut starting: Vec<(Workflow, FireRequest)> = Vec::with_capacity(dues.len());
+    for due in dues {
+        let (fire_time, late, next) = due_times(due, default_tz, now);
+        // the claim's rule: still enabled and still at this fire time (another admin or an
+        // edit moved it otherwise)
+        let Some(w) = locked.remove(&due.id).filter(|w| {
+            w.trigger_status == TRIGGER_STATUS_RUNNING && w.trigger_next_time == fire_time
+        }) else {
+            fires.push(Fire::Taken);
+            continue;
+        };
+        claims.push(FireClaim {
+            id: w.id,
+            last: fire_time,
+            next,
+        });
+        match fire_request(&w, fire_time, late, now) {
+            Ok(req) => starting.push((w, req)),
+            Err(missed) => fires.push(*missed),
+        }
+    }
+    tx.claim_workflow_fires(&claims).await?;
+    let starting_ids: Vec<i32> = starting.iter().map(|(w, _)| w.id).collect();
+    let mut open = tx.open_runs_of(&starting_ids).await?;
+    let mut plain: Vec<(Workflow, FireRequest, WorkflowRun)> = Vec::with_capacity(starting.len());
+    for (w, req) in starting {
+        let open = open.remove(&w.id).unwrap_or_default();
+        let running = open.iter().filter(|r| r.state == RunState::Running).count();
+        let queued = open.len() - running;
+        match start_state(&w, running, queued, &req) {
+            Start::As(state, message) if queued == 0 => {
+                let run = new_run(&w, &req, state, message, now);
+                plain.push((w, req, run));
+            }
+            _ => {
+                let mut moved = Moved::default();
+                let outcome = start_in_tx(tx, &w, &req, now, &mut moved).await?;
+                fires.push(Fire::Started(outcome, moved));
+            }
+        }
+    }
+    let runs: Vec<WorkflowRun> = plain.iter().map(|(_, _, run)| run.clone()).collect();
+    let run_ids = tx.insert_runs(&runs, now).await?;
+    for ((w, req, run), run_id) in plain.into_iter().zip(run_ids) {
+        fires.push(Fire::Started(
+            started(&w, &req, run_id, run),
+            Moved::default(),
+        ));
+    }
+    Ok(fires)
 }
