@@ -145,6 +145,22 @@ pub struct NodeDef {
     pub timeout_secs: Option<i32>,
 }
 
+impl NodeDef {
+    /// A JOB node running job `job_id`, every other field at its default.
+    pub fn job(key: &str, job_id: i32) -> NodeDef {
+        NodeDef {
+            key: key.into(),
+            kind: NodeKind::Job,
+            job_id: Some(job_id),
+            params: None,
+            expression: None,
+            join: Join::All,
+            retries: None,
+            timeout_secs: None,
+        }
+    }
+}
+
 /// One edge of a workflow's definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -37,7 +37,7 @@ impl Definitions {
         }
         let def = Arc::new(Definition::from_json(&json)?);
         if let Ok(mut kept) = self.0.lock() {
-            if kept.len() >= KEPT {
+            if kept.len() >= KEPT && !kept.contains_key(&key) {
                 kept.clear();
             }
             kept.insert(key, (json, def.clone()));

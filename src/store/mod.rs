@@ -11,7 +11,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
 use sqlx::postgres::{PgConnectOptions, PgPool};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use sqlx::ConnectOptions as _;
@@ -28,6 +28,7 @@ mod groups;
 mod jobs;
 mod log_batch;
 mod logs;
+mod pools;
 mod registry;
 mod reports;
 mod rows;
@@ -44,6 +45,8 @@ mod workflow_runs;
 mod workflows;
 mod xxl_import;
 pub mod xxl_source;
+
+use pools::{mysql_pool, pool_options};
 
 pub use admission::{Admitted, InstanceCaps, InstanceCounts, QueuedFire, ReplacedRun};
 pub use audit::AuditFilter;
@@ -216,50 +219,6 @@ macro_rules! on_pool {
     };
 }
 pub(crate) use on_pool;
-
-/// A connection idle this long is pinged before it is handed out; one used more recently is
-/// handed out as it is.
-const PING_IDLE_AFTER: Duration = Duration::from_secs(1);
-
-/// The options of every pool of the store: a connection is tested before use only when it
-/// has been idle (see [`PING_IDLE_AFTER`]).
-///
-/// The pool's own test pings every connection it hands out, and it pings every connection
-/// given back too: two extra round trips around each use, most of them on connections used
-/// a few milliseconds before (a workflow move, a fire's outcome, a result batch). A
-/// connection broken while idle (the server restarted, a firewall dropped it) is still
-/// caught before use; one that breaks within the second fails its statement, and the check
-/// on its release closes it.
-fn pool_options<DB: sqlx::Database>() -> sqlx::pool::PoolOptions<DB> {
-    sqlx::pool::PoolOptions::<DB>::new()
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                if meta.idle_for >= PING_IDLE_AFTER {
-                    sqlx::Connection::ping(conn).await?;
-                }
-                Ok(true)
-            })
-        })
-}
-
-/// The options of every MySQL pool of the store: each connection runs at READ COMMITTED.
-///
-/// The store's statements are written for PostgreSQL's READ COMMITTED. Under InnoDB's default
-/// REPEATABLE READ a statement also locks every row and gap its scan passes until it commits, so
-/// one admin's write that scans blocks, or deadlocks with, the claims and run rows the other
-/// admins are writing. (InnoDB refuses READ COMMITTED with statement-based binary logging;
-/// MariaDB's and MySQL's defaults, mixed and row, accept it.)
-fn mysql_pool() -> MySqlPoolOptions {
-    pool_options().after_connect(|conn, _| {
-        Box::pin(async move {
-            sqlx::query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-                .execute(conn)
-                .await
-                .map(drop)
-        })
-    })
-}
 
 impl Store {
     /// Connects to the database the URL names, creating an SQLite file and its folder if needed.

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::rows::{bind_params, Param, RowExt};
 use super::run_tx::{insert_rows_returning_ids, RunTx, ROWS_PER_WRITE};
 use super::schedule::{on_tx, Tx};
-use super::workflow_runs::{run_from_row, RUN_COLUMNS};
+use super::workflow_runs::{run_from_row_with, RUN_COLUMNS};
 use super::workflows::{workflow_from_row, WORKFLOW_COLUMNS};
 use super::{padded_id_list, placeholders, pow2_chunks, StoreResult};
 use crate::model::{
@@ -25,10 +25,37 @@ pub struct FireClaim {
     pub next: Option<i64>,
 }
 
+/// Bytes of text (definitions, parameters, contexts) one INSERT of runs carries at most, far
+/// below MySQL's and MariaDB's packet limit (`max_allowed_packet`, 16 MiB by default in
+/// MariaDB, 64 MiB in MySQL): a run's definition may be large.
+const RUN_BYTES_PER_INSERT: usize = 4 * 1024 * 1024;
+
+/// `items` in runs of consecutive items whose `size` adds up to at most `max` (an item larger
+/// than `max` alone).
+fn by_bytes<T>(items: &[T], size: impl Fn(&T) -> usize, max: usize) -> Vec<&[T]> {
+    let mut groups = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, item) in items.iter().enumerate() {
+        let n = size(item);
+        if i > start && bytes + n > max {
+            groups.push(&items[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += n;
+    }
+    if start < items.len() {
+        groups.push(&items[start..]);
+    }
+    groups
+}
+
 impl RunTx {
     /// The workflows `ids`, their rows locked until commit, in id order (the order every writer
     /// locks workflows in).
     pub async fn lock_workflows(&mut self, ids: &[i32]) -> StoreResult<Vec<Workflow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
@@ -100,6 +127,7 @@ impl RunTx {
             "SELECT {RUN_COLUMNS} FROM workflow_run WHERE workflow_id IN ({list}) \
              AND state IN ('QUEUED', 'RUNNING') ORDER BY id"
         );
+        let definitions = self.definitions.clone();
         let runs: Vec<WorkflowRun> = on_tx!(self, &sql, |tx, stmt| bind_params!(
             sqlx::query(stmt),
             params
@@ -107,7 +135,7 @@ impl RunTx {
         .fetch_all(&mut **tx)
         .await?
         .iter()
-        .map(run_from_row)
+        .map(|r| run_from_row_with(r, Some(&definitions)))
         .collect::<StoreResult<_>>()?);
         for run in runs {
             by_workflow.entry(run.workflow_id).or_default().push(run);
@@ -126,12 +154,12 @@ impl RunTx {
         macro_rules! bind_runs {
             ($q:expr, $runs:expr) => {{
                 let mut q = $q;
-                for run in $runs {
+                for (run, definition) in $runs {
                     q = q
                         .bind(run.workflow_id)
                         .bind(run.job_group)
                         .bind(run.version)
-                        .bind(run.definition.to_json())
+                        .bind(definition)
                         .bind(run.state.as_str())
                         .bind(run.paused as i32)
                         .bind(run.trigger_type.as_str())
@@ -149,7 +177,17 @@ impl RunTx {
                 q
             }};
         }
-        let ids: Vec<i64> = insert_rows_returning_ids!(self, HEAD, ROW, runs, bind_runs);
+        let rows: Vec<(&WorkflowRun, String)> =
+            runs.iter().map(|r| (r, r.definition.to_json())).collect();
+        let size = |(r, definition): &(&WorkflowRun, String)| {
+            definition.len() + r.params.len() + r.context.len() + r.message.len()
+        };
+        let mut ids: Vec<i64> = Vec::with_capacity(runs.len());
+        for group in by_bytes(&rows, size, RUN_BYTES_PER_INSERT) {
+            ids.extend(insert_rows_returning_ids!(
+                self, HEAD, ROW, group, bind_runs
+            ));
+        }
         let nodes: Vec<(i64, &str)> = (runs.iter().zip(&ids))
             .filter(|(run, _)| run.state != RunState::Skipped)
             .flat_map(|(run, id)| (run.definition.nodes.iter()).map(move |n| (*id, n.key.as_str())))
@@ -170,5 +208,18 @@ impl RunTx {
             });
         }
         Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_bytes;
+
+    #[test]
+    fn groups_stay_under_their_bytes_and_a_large_item_goes_alone() {
+        let items = [3, 3, 3, 10, 1, 1];
+        let groups = by_bytes(&items, |n| *n, 6);
+        assert_eq!(groups, [&[3, 3][..], &[3], &[10], &[1, 1]]);
+        assert!(by_bytes(&[] as &[usize], |n| *n, 6).is_empty());
     }
 }

@@ -142,7 +142,7 @@ pub struct NodeLogRow {
 /// An open transaction over workflow runs; commit it quickly.
 pub struct RunTx {
     pub(super) tx: Tx,
-    definitions: Definitions,
+    pub(super) definitions: Definitions,
 }
 
 /// Rows per statement of the bulk reads (bound parameters stay far below every backend's limit).

@@ -299,19 +299,10 @@ pub fn layers(def: &Definition) -> Result<Vec<Vec<String>>, Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{EdgeDef, Join, NodeDef};
+    use crate::model::{EdgeDef, NodeDef};
 
     pub(crate) fn job(key: &str) -> NodeDef {
-        NodeDef {
-            key: key.into(),
-            kind: NodeKind::Job,
-            job_id: Some(1),
-            params: None,
-            expression: None,
-            join: Join::All,
-            retries: None,
-            timeout_secs: None,
-        }
+        NodeDef::job(key, 1)
     }
 
     pub(crate) fn edge(from: &str, to: &str, when: EdgeWhen) -> EdgeDef {

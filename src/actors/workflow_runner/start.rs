@@ -425,19 +425,19 @@ enum Fire {
 
 /// A due workflow's fire time, whether it is missed (past the misfire window), and the next
 /// fire time after it (after now for a misfire; none stops the schedule).
-fn due_times(due: &Workflow, default_tz: chrono_tz::Tz, now: i64) -> (i64, bool, Option<i64>) {
+fn due_times(w: &Workflow, default_tz: chrono_tz::Tz, now: i64) -> (i64, bool, Option<i64>) {
     use crate::actors::timing_rules::MISFIRE_AFTER_MS;
     use crate::timing::{next_fire_time, parse_timezone};
-    let tz = parse_timezone(&due.timezone, default_tz).unwrap_or(default_tz);
-    let fire_time = due.trigger_next_time;
+    let tz = parse_timezone(&w.timezone, default_tz).unwrap_or(default_tz);
+    let fire_time = w.trigger_next_time;
     let late = now - fire_time > MISFIRE_AFTER_MS;
     let from = if late { now } else { fire_time };
-    let next = match next_fire_time(due.schedule_type, &due.schedule_conf, tz, from) {
+    let next = match next_fire_time(w.schedule_type, &w.schedule_conf, tz, from) {
         Ok(next) => next,
         Err(e) => {
             log::warn!(
                 "workflow {}: its schedule cannot be read ({e}); stopping it",
-                due.id
+                w.id
             );
             None
         }
@@ -480,13 +480,15 @@ async fn fire_one(
     now: i64,
     due: &Workflow,
 ) -> StoreResult<Fire> {
-    let (fire_time, late, next) = due_times(due, default_tz, now);
     let Some(w) = tx.lock_workflow(due.id).await? else {
         return Ok(Fire::Taken);
     };
-    if !tx
-        .claim_workflow_fire(w.id, fire_time, fire_time, next)
-        .await?
+    // the next fire time from the schedule as it is now, not as the due read saw it
+    let (fire_time, late, next) = due_times(&w, default_tz, now);
+    if fire_time != due.trigger_next_time
+        || !tx
+            .claim_workflow_fire(w.id, fire_time, fire_time, next)
+            .await?
     {
         return Ok(Fire::Taken);
     }
@@ -518,15 +520,17 @@ async fn fire_together(
     let mut claims = Vec::with_capacity(dues.len());
     let mut starting: Vec<(Workflow, FireRequest)> = Vec::with_capacity(dues.len());
     for due in dues {
-        let (fire_time, late, next) = due_times(due, default_tz, now);
         // the claim's rule: still enabled and still at this fire time (another admin or an
         // edit moved it otherwise)
         let Some(w) = locked.remove(&due.id).filter(|w| {
-            w.trigger_status == TRIGGER_STATUS_RUNNING && w.trigger_next_time == fire_time
+            w.trigger_status == TRIGGER_STATUS_RUNNING
+                && w.trigger_next_time == due.trigger_next_time
         }) else {
             fires.push(Fire::Taken);
             continue;
         };
+        // the next fire time from the schedule as it is now, not as the due read saw it
+        let (fire_time, late, next) = due_times(&w, default_tz, now);
         claims.push(FireClaim {
             id: w.id,
             last: fire_time,
